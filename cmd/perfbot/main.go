@@ -1,0 +1,95 @@
+// Command perfbot tells whether a commit really changed performance, finds
+// the commit that did, and says whether the change is real or only an
+// artifact of code or data alignment.
+//
+// The command layer only parses flags and wires the packages under internal/;
+// see each command's long help (perfbot help COMMAND).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit statuses, relied on by CI scripts.
+const (
+	exitOK         = 0 // no regression
+	exitRegression = 1 // a significant regression was found
+	exitError      = 2 // bad input or a failure of perfbot itself
+)
+
+// errRegression is returned by a command that finished and found a
+// regression; main turns it into exit status 1.
+var errRegression = errors.New("regression found")
+
+// app carries what every command shares: where to write and how to log.
+type app struct {
+	stdout, stderr io.Writer
+	// stderrTTY is true when stderr is a terminal (progress bars instead of log lines).
+	stderrTTY bool
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Stdout, os.Stderr, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// run is main without the process: tests call it directly.
+func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
+	a := &app{stdout: stdout, stderr: stderr, stderrTTY: isTerminal(stderr)}
+	root := newRootCmd(a)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, errRegression):
+		return exitRegression
+	default:
+		fmt.Fprintf(stderr, "perfbot: %v\n", err)
+		return exitError
+	}
+}
+
+func newRootCmd(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "perfbot",
+		Short: "find real performance changes and tell them from alignment artifacts",
+		Long: `perfbot measures commits honestly (builds per commit, repeated interleaved
+runs, an embedded results store), prints the 0-day robot's comparison table
+with a real statistical test beside it, and explains layout changes between
+two binaries.
+
+Exit status: 0 no regression, 1 regression found, 2 error.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	for _, c := range commands {
+		root.AddCommand(c(a))
+	}
+	return root
+}
+
+// commands lists the constructors of perfbot's subcommands; each cmd_*.go
+// file appends its own in an init function.
+var commands []func(*app) *cobra.Command
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,81 @@
+// Package compare turns stored samples of several commits into a comparison:
+// for each metric, a summary per commit and, against the first commit, the
+// change with both the lkp "changed" rule and a statistical test. It makes
+// decisions (changed, significant, regression) and leaves the printing to
+// package report.
+package compare
+
+import (
+	"github.com/perfbot/perfbot/internal/metric"
+	"github.com/perfbot/perfbot/internal/stats"
+)
+
+// Table is a comparison of several commits (columns) over many metrics (rows).
+// Column 0 is the base.
+type Table struct {
+	Columns []Column
+	Rows    []Row
+	// Paired is true when column samples are interleaved pairs (run i of
+	// every commit ran in the same round), which allows the signed-rank test.
+	Paired bool
+	Alpha  float64
+}
+
+// Column is one commit (or one file, for Go benchmark result files).
+type Column struct {
+	ID      string // full commit hash, or the file name
+	Subject string // commit subject, "" for files
+	Variant string // build variant, "" for the plain build
+	Runs    int    // runs attempted
+	Failed  int    // runs that failed (crash, timeout, missing metric)
+}
+
+// Row is one metric across all columns.
+type Row struct {
+	Metric string
+	Unit   string
+	Better metric.Better
+	// KPI is true for the job's own metrics, false for perfbot's builtin
+	// resource metrics (lkp's "monitors"); it selects the 1.01 vs 1.05
+	// ratio threshold of the lkp rule.
+	KPI bool
+	// Points is true for metrics whose name ends in "%": changes are
+	// absolute differences in points, not percent.
+	Points bool
+	Cells  []Cell // one per column
+}
+
+// Cell is one metric of one column.
+type Cell struct {
+	Samples []float64 // in run order; for paired tables Samples[i] is round i
+	Summary stats.Summary
+	// Delta is the comparison with column 0; nil in column 0 and where a
+	// side has no samples.
+	Delta *Delta
+}
+
+// Delta is one column's change against the base.
+type Delta struct {
+	// Change is 100*(mean-baseMean)/baseMean, or the difference of means in
+	// points when Row.Points (lkp's %change column).
+	Change float64
+	// LKPChanged is lkp's "the samples separate" rule.
+	LKPChanged bool
+	// Stat is the statistical test (Wilcoxon signed-rank on pairs when the
+	// table is paired, Mann-Whitney U otherwise).
+	Stat stats.Comparison
+	// Regression and Improvement are set when the change is significant
+	// (Stat.Significant) in the bad or good direction of Row.Better.
+	Regression, Improvement bool
+}
+
+// Changed reports whether any non-base cell of the row changed, by the lkp
+// rule or by the statistical test.
+func (r *Row) Changed() bool {
+	for _, c := range r.Cells {
+		if c.Delta != nil && (c.Delta.LKPChanged || c.Delta.Stat.Significant) {
+			return true
+		}
+	}
+	return false
+}

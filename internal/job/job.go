@@ -2,6 +2,46 @@
 // repository to build, how to build and run its benchmark, which metrics to
 // read and how many runs to take. Lists under "params" expand into a matrix
 // of atomic jobs, the way lkp-tests job files do.
+//
+// The smallest job file:
+//
+//	repo: ../kvstore            # git repository, relative to the job file
+//	build:
+//	  command: make bench       # run in a worktree of the commit
+//	  artifacts: [bench]        # files whose layout matters (the binaries)
+//	run:
+//	  command: ./bench 20000 1  # run in the same worktree
+//	  timeout: 60s
+//	runs: 6
+//	metrics:
+//	  - name: text_ms
+//	    regex: 'text_ms: (?P<value>[0-9.]+)'
+//	    better: lower           # or higher
+//
+// Other fields: name (default: the file's base name), build.env,
+// build.timeout (default 30m), run.env, run.cpu (auto, none or a CPU
+// number; default auto), warmup (default 0), variants, params. A metric has
+// exactly one of regex, json (a path such as .results[0].ops_per_sec),
+// gobench (true, or a name prefix) or builtin (wall, user, sys, maxrss or
+// their lkp names), and may add from (stdout, stderr or a file in the
+// worktree), unit and better. better is required for regex and json
+// metrics; gobench metrics take it from their units and builtins are
+// lower-is-better.
+//
+// Params. In "params: {size: [1000, 20000], threads: 4}" a list is a matrix
+// axis and a scalar a single value; the atomic jobs are the cartesian
+// product, the first param varying slowest, named like "kvstore/size=1000/
+// threads=4". In build.command, run.command and every environment value
+// (build, run and variant), "${size}" is replaced by the param's value; a
+// ${name} that is not a param is left as it is for the shell. Each param is
+// also set in the build and run environments as PERFBOT_PARAM_<NAME> (upper
+// case), which job files may not set themselves.
+//
+// Errors. Every problem is a [*SyntaxError] with the file, line and field
+// ("jobs/x.yaml:12: run.timeout: invalid duration "6o s""); unknown fields
+// are errors, with a suggestion when one is close. [Load] and [Parse] report
+// all problems at once in an [ErrorList] and return no job when there is
+// any, so nothing runs from a malformed file.
 package job
 
 import (
@@ -28,8 +68,9 @@ type Job struct {
 	// default variant "" (plain build) always exists and is not listed.
 	Variants []Variant
 	// Params are this atomic job's parameter values (from the matrix). They
-	// are exported to build and run commands as PERFBOT_PARAM_<NAME> and
-	// substituted for ${name} in the commands.
+	// are already substituted for ${name} in the commands and environment
+	// values, and Build.Env and Run.Env already hold them as
+	// PERFBOT_PARAM_<NAME>; callers only export those environments.
 	Params map[string]string
 }
 

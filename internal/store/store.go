@@ -7,13 +7,37 @@
 // A run is identified by [RunKey]: (job key, commit, variant, run number).
 // That makes a run a pure function of its key, so a job queue can later hand
 // out keys and the store deduplicates.
+//
+// The layout of a .perfbot folder:
+//
+//	.perfbot/perfbot.db      the database (plus perfbot.db-wal and -shm)
+//	.perfbot/results/<job>/<commit>/<variant or "default">/<index>/
+//	                         one run's raw logs (see [Store.RunDir])
+//
+// The database schema is described, table by table, in schema.go. Opening a
+// database written by an older perfbot migrates it; opening one written by a
+// newer perfbot fails with [ErrNewerSchema].
+//
+// A Store is safe for concurrent use by several goroutines, and several
+// processes may open the same folder: writes are serialized by SQLite's
+// lock (waiting up to [BusyTimeout]), readers never block and always see
+// whole runs.
 package store
 
 import (
+	"context"
+	"database/sql"
 	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/perfbot/perfbot/internal/metric"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
 // ErrNotFound is returned when a looked-up record does not exist.
@@ -48,6 +72,12 @@ type RunKey struct {
 	Index   int    // run number, 1-based; warm-ups are not stored
 }
 
+// String formats the key for error messages: job/commit/variant#index, with
+// "default" for the plain variant.
+func (k RunKey) String() string {
+	return fmt.Sprintf("%s/%s/%s#%d", k.Job, k.Commit, variantName(k.Variant), k.Index)
+}
+
 // Run statuses. Everything but RunOK is a failed run; failed runs are kept
 // and reported, never averaged in.
 const (
@@ -79,4 +109,173 @@ type RunRecord struct {
 type Sample struct {
 	Run   int // RunKey.Index
 	Value float64
+}
+
+// MetricInfo describes one metric of a job: its name, unit and which
+// direction is better, as first stored.
+type MetricInfo struct {
+	Name   string
+	Unit   string
+	Better metric.Better
+}
+
+// DBName is the database file's name inside a .perfbot folder.
+const DBName = "perfbot.db"
+
+// ResultsDir is the name of the folder, inside a .perfbot folder, that holds
+// the runs' raw logs.
+const ResultsDir = "results"
+
+// BusyTimeout is how long a write waits for another process's write to
+// finish before failing with "database is locked".
+const BusyTimeout = 30 * time.Second
+
+// Store is an open .perfbot folder.
+type Store struct {
+	dir  string
+	path string  // dir/perfbot.db
+	db   *sql.DB // readers; read transactions are deferred snapshots
+	wdb  *sql.DB // the one writer connection; transactions BEGIN IMMEDIATE
+
+	// mu guards metrics, a cache of committed metric rows per job key.
+	// Metric rows are never deleted or changed, so a cached row stays
+	// valid whoever else writes the database.
+	mu      sync.Mutex
+	metrics map[string]map[string]metricRow
+}
+
+// metricRow is one row of the metrics table.
+type metricRow struct {
+	id     int64
+	unit   string
+	better metric.Better
+}
+
+// Open opens the .perfbot folder dir, creating it, its results folder and
+// its database when missing, and migrates an older database to the current
+// schema. It fails with a clear error naming the database file when the
+// file is not a perfbot database or was written by a newer perfbot
+// ([ErrNewerSchema]).
+func Open(dir string) (*Store, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(filepath.Join(abs, ResultsDir), 0o777); err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", dir, err)
+	}
+	path := filepath.Join(abs, DBName)
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("store: open %s: not a regular file", path)
+	}
+
+	s := &Store{dir: abs, path: path, metrics: make(map[string]map[string]metricRow)}
+	s.wdb, err = sql.Open("sqlite", dsn(path, "&_txlock=immediate"))
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	// One writer connection: writes from this process queue in database/sql
+	// rather than spinning in SQLite's busy handler.
+	s.wdb.SetMaxOpenConns(1)
+	if err := migrate(context.Background(), s.wdb, path); err != nil {
+		s.wdb.Close()
+		return nil, err
+	}
+	s.db, err = sql.Open("sqlite", dsn(path, ""))
+	if err != nil {
+		s.wdb.Close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	if err := s.db.Ping(); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// dsn is the modernc.org/sqlite data source name for the database at path:
+// WAL journal, full fsync at every commit (a returned PutRun survives a
+// power cut, not only a crash), foreign keys enforced, and a busy timeout.
+func dsn(path, extra string) string {
+	u := (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
+	return u + fmt.Sprintf("?_pragma=busy_timeout(%d)", BusyTimeout.Milliseconds()) +
+		"&_pragma=journal_mode(WAL)" +
+		"&_pragma=synchronous(FULL)" +
+		"&_pragma=foreign_keys(1)" + extra
+}
+
+// Close closes the database. Everything put before has been committed.
+func (s *Store) Close() error {
+	var errs []error
+	if s.db != nil {
+		errs = append(errs, s.db.Close())
+	}
+	if s.wdb != nil {
+		errs = append(errs, s.wdb.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("store: close %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// Dir returns the absolute path of the .perfbot folder.
+func (s *Store) Dir() string { return s.dir }
+
+// Path returns the absolute path of the database file.
+func (s *Store) Path() string { return s.path }
+
+// write runs fn in one write transaction (BEGIN IMMEDIATE) and commits it.
+// When it returns nil the transaction is durable.
+func (s *Store) write(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
+	tx, err := s.wdb.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: %s: %w", what, err)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return fmt.Errorf("store: %s: %w", what, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: %s: commit: %w", what, err)
+	}
+	return nil
+}
+
+// read runs fn in one read transaction, a consistent snapshot of the
+// database that does not block writers.
+func (s *Store) read(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("store: %s: %w", what, err)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return fmt.Errorf("store: %s: %w", what, err)
+	}
+	return nil
+}
+
+// Times are stored as Unix nanoseconds; the zero time as NULL.
+
+var (
+	minTime = time.Unix(0, -1<<63)
+	maxTime = time.Unix(0, 1<<63-1)
+)
+
+func timeArg(field string, t time.Time) (any, error) {
+	if t.IsZero() {
+		return nil, nil
+	}
+	if t.Before(minTime) || t.After(maxTime) {
+		return nil, fmt.Errorf("%s %v is outside the years 1678 to 2262", field, t)
+	}
+	return t.UnixNano(), nil
+}
+
+func timeOf(ns sql.NullInt64) time.Time {
+	if !ns.Valid {
+		return time.Time{}
+	}
+	return time.Unix(0, ns.Int64)
 }

@@ -1,0 +1,362 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfbot/perfbot/internal/build"
+	"github.com/perfbot/perfbot/internal/compare"
+	"github.com/perfbot/perfbot/internal/gitrev"
+	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/measure"
+	"github.com/perfbot/perfbot/internal/metric"
+	"github.com/perfbot/perfbot/internal/progress"
+	"github.com/perfbot/perfbot/internal/report"
+	runner "github.com/perfbot/perfbot/internal/run"
+	"github.com/perfbot/perfbot/internal/store"
+)
+
+func init() { commands = append(commands, newCompareCmd) }
+
+// compareFlags are the flags of perfbot compare.
+type compareFlags struct {
+	all      bool
+	format   string
+	runs     int
+	variant  string
+	cpu      string
+	seed     int64
+	alpha    float64
+	effect   float64
+	storeDir string
+}
+
+func newCompareCmd(a *app) *cobra.Command {
+	var f compareFlags
+	cmd := &cobra.Command{
+		Use:   "compare JOB REV1 REV2 [REV...] | compare OLD.txt NEW.txt [MORE.txt...]",
+		Short: "measure commits of a job and print the 0-day comparison table",
+		Long: `Compare builds every revision of the job (each in its own git worktree,
+cached by commit and build variant), runs the benchmark the job's number of
+times per revision, interleaved in randomised balanced order (A B B A ...),
+pinned to the quietest CPU, and prints the comparison in the layout of the
+0-day robot's reports (lkp ncompare), first revision as the base.
+
+Every finished run is committed to the results store (.perfbot/ next to the
+job file) at once: an interrupted compare resumes where it stopped when run
+again, and a second compare of the same revisions builds and runs nothing.
+
+Each changed row is judged twice: by the lkp rule (the samples separate and
+the means differ by more than 1%, 5% for resource figures) and by a real
+statistical test with a confidence interval of the change (Wilcoxon
+signed-rank on the interleaved pairs, or Mann-Whitney U for unpaired
+samples). Rows the test calls significant are marked and listed under the
+table. Only changed rows are printed unless --all.
+
+With Go benchmark result files instead of a job (any arguments not ending
+in .yaml or .yml), compare reads them like benchstat and compares them
+unpaired, without running anything.
+
+Exit status: 0 no significant regression, 1 a significant regression, 2 error.`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if isJobFile(args[0]) {
+				if len(args) < 3 {
+					return fmt.Errorf("compare %s: need at least two revisions", args[0])
+				}
+				return compareJob(cmd.Context(), a, f, args[0], args[1:])
+			}
+			return compareFiles(a, f, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVarP(&f.all, "all", "a", false, "print every metric, not only the changed ones")
+	fl.StringVarP(&f.format, "format", "f", "ncompare", "output format: ncompare, benchstat, json, csv, markdown")
+	fl.IntVar(&f.runs, "runs", 0, "runs per revision (default: the job's runs)")
+	fl.StringVar(&f.variant, "variant", "", "build every revision with this build variant of the job")
+	fl.StringVar(&f.cpu, "cpu", "", "auto (pin to the quietest CPU), none, or a CPU number (default: the job's run.cpu)")
+	fl.Int64Var(&f.seed, "seed", 0, "seed of the run order (default: derived from the job)")
+	fl.Float64Var(&f.alpha, "alpha", compare.DefaultAlpha, "significance level of the statistical tests")
+	fl.Float64Var(&f.effect, "effect", 5, "smallest change in percent you care about: warn when the machine is too noisy to see it")
+	fl.StringVar(&f.storeDir, "store", "", "results store folder (default: .perfbot next to the job file)")
+	return cmd
+}
+
+func isJobFile(path string) bool {
+	ext := strings.ToLower(filepath.Ext(path))
+	return ext == ".yaml" || ext == ".yml"
+}
+
+// session is what measuring a job needs: the store, the repository, the
+// builder and the CPU to pin to.
+type session struct {
+	store   *store.Store
+	repo    *gitrev.Repo
+	builder *build.Builder
+}
+
+// openSession opens the store and the repository of an atomic job.
+func openSession(ctx context.Context, j *job.Job, storeDir string) (*session, error) {
+	if storeDir == "" {
+		storeDir = filepath.Join(filepath.Dir(j.File), ".perfbot")
+	}
+	st, err := store.Open(storeDir)
+	if err != nil {
+		return nil, fmt.Errorf("opening results store: %w", err)
+	}
+	repo, err := gitrev.Open(ctx, j.Repo)
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("%s: repo: %w", j.File, err)
+	}
+	return &session{store: st, repo: repo, builder: &build.Builder{Repo: repo, Store: st, Dir: storeDir}}, nil
+}
+
+// resolve turns revision arguments into commits, naming every unknown one.
+func (s *session) resolve(ctx context.Context, revs []string) ([]gitrev.Commit, error) {
+	var commits []gitrev.Commit
+	var errs []error
+	for _, r := range revs {
+		c, err := s.repo.Resolve(ctx, r)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		commits = append(commits, c)
+	}
+	return commits, errors.Join(errs...)
+}
+
+// chooseCPU decides where runs are pinned: the flag, else the job's run.cpu;
+// "auto" calibrates and picks the quietest CPU, warning when the machine is
+// too noisy for the effect asked for.
+func chooseCPU(ctx context.Context, a *app, j *job.Job, flag string, runs int, effect float64) (int, error) {
+	mode := flag
+	if mode == "" {
+		mode = j.Run.CPU
+	}
+	switch mode {
+	case "", "auto":
+		cal, err := runner.Calibrate(ctx, runner.Allowed(), runner.CalibrateOptions{})
+		if err != nil {
+			fmt.Fprintf(a.stderr, "perfbot: CPU calibration failed (%v); not pinning\n", err)
+			return -1, nil
+		}
+		cpu := cal.Quietest()
+		cv := cal.CV(cpu)
+		fmt.Fprintf(a.stderr, "perfbot: %s; pinning runs to CPU %d\n", cal, cpu)
+		if mde := 100 * runner.MinDetectableEffect(cv, runs); effect > 0 && mde > effect {
+			fmt.Fprintf(a.stderr, "perfbot: warning: machine too noisy for a %.3g%% effect with %d runs (CV %.1f%% on CPU %d): the smallest detectable change is about %.3g%%; need about %d runs\n",
+				effect, runs, 100*cv, cpu, mde, runner.RunsNeeded(cv, effect/100))
+		}
+		return cpu, nil
+	case "none":
+		return -1, nil
+	default:
+		n, err := strconv.Atoi(mode)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("--cpu %q: want auto, none or a CPU number", mode)
+		}
+		return n, nil
+	}
+}
+
+func compareJob(ctx context.Context, a *app, f compareFlags, jobFile string, revs []string) error {
+	jobs, err := job.Load(jobFile)
+	if err != nil {
+		return err
+	}
+	regressions := 0
+	for _, j := range jobs {
+		if len(jobs) > 1 && (f.format == "ncompare" || f.format == "") {
+			fmt.Fprintf(a.stdout, "job: %s\n\n", j.Name)
+		}
+		t, err := measureTable(ctx, a, f, j, revs)
+		if err != nil {
+			return err
+		}
+		if err := report.Write(a.stdout, t, report.Options{All: f.all, Format: f.format}); err != nil {
+			return err
+		}
+		r, _ := t.Regressions()
+		regressions += r
+	}
+	if regressions > 0 {
+		return errRegression
+	}
+	return nil
+}
+
+// measureTable measures revs of one atomic job and builds the table.
+func measureTable(ctx context.Context, a *app, f compareFlags, j *job.Job, revs []string) (*compare.Table, error) {
+	s, err := openSession(ctx, j, f.storeDir)
+	if err != nil {
+		return nil, err
+	}
+	defer s.store.Close()
+	commits, err := s.resolve(ctx, revs)
+	if err != nil {
+		return nil, err
+	}
+	var v job.Variant
+	if f.variant != "" {
+		var ok bool
+		if v, ok = j.Variant(f.variant); !ok {
+			return nil, fmt.Errorf("--variant %q: job %s declares no such variant", f.variant, j.File)
+		}
+	}
+	runs := j.Runs
+	if f.runs > 0 {
+		runs = f.runs
+	}
+	if runs < 3 {
+		return nil, fmt.Errorf("--runs %d: need at least 3 runs per revision", runs)
+	}
+	cpu, err := chooseCPU(ctx, a, j, f.cpu, runs, f.effect)
+	if err != nil {
+		return nil, err
+	}
+	targets := make([]measure.Target, len(commits))
+	for i, c := range commits {
+		targets[i] = measure.Target{Commit: c, Variant: v}
+	}
+	opt := measure.Options{Store: s.store, Builder: s.builder, Runs: runs, CPU: cpu,
+		Progress: progress.New(a.stderr, a.stderrTTY)}
+	if f.seed != 0 {
+		opt.Rand = rand.New(rand.NewSource(f.seed))
+	}
+	out, err := measure.Measure(ctx, j, targets, opt)
+	if err != nil {
+		return nil, err
+	}
+	var buildErrs []error
+	for _, t := range out.Targets {
+		if t.BuildErr != nil {
+			buildErrs = append(buildErrs, t.BuildErr)
+		}
+	}
+	if err := errors.Join(buildErrs...); err != nil {
+		return nil, err
+	}
+	return tableFromStore(ctx, a, s.store, j, out, runs, f.alpha)
+}
+
+// tableFromStore reads the stored samples of a measurement (only the first
+// runs of each target, when the store holds more) into a comparison table.
+func tableFromStore(ctx context.Context, a *app, st *store.Store, j *job.Job, out *measure.Outcome, runs int, alpha float64) (*compare.Table, error) {
+	cols := make([]compare.Column, len(out.Targets))
+	commits := make([]string, len(out.Targets))
+	for i, t := range out.Targets {
+		cols[i] = compare.Column{ID: t.Target.Commit.Hash, Subject: t.Target.Commit.Subject, Variant: t.Target.Variant.Name}
+		commits[i] = t.Target.Commit.Hash
+		reasons := map[string]int{}
+		for _, r := range t.Runs {
+			if r.Index > runs {
+				continue
+			}
+			cols[i].Runs++
+			if r.Status != store.RunOK {
+				cols[i].Failed++
+				reasons[r.Status+": "+r.Reason]++
+			}
+		}
+		for reason, n := range reasons {
+			fmt.Fprintf(a.stderr, "perfbot: %s: %d of %d runs failed: %s (logs under %s)\n",
+				t.Target, n, cols[i].Runs, reason, filepath.Dir(st.RunDir(store.RunKey{Job: j.Key(), Commit: t.Target.Commit.Hash, Variant: measure.VariantID(t.Target.Variant), Index: 1})))
+		}
+	}
+	var none []string
+	for i, c := range cols {
+		if c.Runs-c.Failed == 0 {
+			none = append(none, out.Targets[i].Target.String())
+		}
+	}
+	if len(none) > 0 {
+		return nil, fmt.Errorf("no run succeeded for %s: nothing to compare (see the failures above)", strings.Join(none, ", "))
+	}
+	variant := measure.VariantID(out.Targets[0].Target.Variant)
+	samples, err := st.Samples(ctx, j.Key(), commits, variant)
+	if err != nil {
+		return nil, err
+	}
+	infos, err := st.Metrics(ctx, j.Key())
+	if err != nil {
+		return nil, err
+	}
+	builtin := map[string]bool{}
+	for _, n := range metric.BuiltinNames() {
+		builtin[n] = true
+	}
+	var kpis, monitors []compare.Series
+	for _, m := range infos {
+		s := compare.Series{Metric: m.Name, Unit: m.Unit, Better: m.Better, KPI: !builtin[m.Name],
+			Samples: make([][]store.Sample, len(commits))}
+		for c, h := range commits {
+			for _, x := range samples[h][m.Name] {
+				if x.Run <= runs {
+					s.Samples[c] = append(s.Samples[c], x)
+				}
+			}
+		}
+		if s.KPI {
+			kpis = append(kpis, s)
+		} else {
+			monitors = append(monitors, s)
+		}
+	}
+	return compare.Build(cols, append(kpis, monitors...), true, alpha), nil
+}
+
+// compareFiles compares Go benchmark result files, like benchstat.
+func compareFiles(a *app, f compareFlags, paths []string) error {
+	var cols []compare.Column
+	index := map[string]int{}
+	var series []compare.Series
+	for c, p := range paths {
+		bf, err := metric.ReadGoBenchFile(p)
+		if err != nil {
+			return err
+		}
+		for _, w := range bf.Warnings {
+			fmt.Fprintf(a.stderr, "perfbot: warning: %v\n", w)
+		}
+		cols = append(cols, compare.Column{ID: p})
+		for _, m := range bf.Series {
+			key := m.Config + "\x00" + m.Name + "\x00" + m.Unit
+			i, ok := index[key]
+			if !ok {
+				i = len(series)
+				index[key] = i
+				series = append(series, compare.Series{Metric: m.Name, Unit: m.Unit, Better: m.Better, KPI: true,
+					Samples: make([][]store.Sample, len(paths))})
+			}
+			ss := make([]store.Sample, len(m.Values))
+			for k, v := range m.Values {
+				ss[k] = store.Sample{Run: k + 1, Value: v}
+			}
+			series[i].Samples[c] = ss
+		}
+	}
+	for i := range cols {
+		for _, s := range series {
+			if n := len(s.Samples[i]); n > cols[i].Runs {
+				cols[i].Runs = n
+			}
+		}
+	}
+	t := compare.Build(cols, series, false, f.alpha)
+	if err := report.Write(a.stdout, t, report.Options{All: f.all, Format: f.format}); err != nil {
+		return err
+	}
+	if r, _ := t.Regressions(); r > 0 {
+		return errRegression
+	}
+	return nil
+}

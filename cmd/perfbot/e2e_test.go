@@ -1,0 +1,213 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// These end-to-end tests drive perfbot the way a user does, on real git
+// repositories holding real C code built with gcc, with real processes and
+// a real SQLite store.
+
+func requireTools(t *testing.T, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("skipping: %s is not installed (%v)", tool, err)
+		}
+	}
+}
+
+// gitRepo is a scratch repository that tests commit files into.
+type gitRepo struct {
+	t   *testing.T
+	dir string
+}
+
+func newGitRepo(t *testing.T) *gitRepo {
+	t.Helper()
+	requireTools(t, "git", "gcc", "make")
+	r := &gitRepo{t: t, dir: filepath.Join(t.TempDir(), "repo")}
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.git("init", "-q", "-b", "main")
+	r.git("config", "user.email", "test@perfbot")
+	r.git("config", "user.name", "perfbot test")
+	return r
+}
+
+func (r *gitRepo) git(args ...string) string {
+	r.t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = r.dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		r.t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// commit writes files (path -> content) and commits them; it returns the hash.
+func (r *gitRepo) commit(msg string, files map[string]string) string {
+	r.t.Helper()
+	for p, content := range files {
+		full := filepath.Join(r.dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			r.t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	r.git("add", "-A")
+	r.git("commit", "-q", "-m", msg)
+	return r.git("rev-parse", "HEAD")
+}
+
+// benchC is a small CPU-bound benchmark: it repeats a hash loop `passes`
+// times and prints the best of five in-process timings.
+func benchC(passes int, comment string) string {
+	return fmt.Sprintf(`/* %s */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static unsigned work(unsigned n) {
+	unsigned h = 2166136261u;
+	for (int p = 0; p < %d; p++)
+		for (unsigned i = 0; i < n; i++)
+			h = (h ^ i) * 16777619u;
+	return h;
+}
+
+int main(int argc, char **argv) {
+	unsigned n = argc > 1 ? (unsigned)atoi(argv[1]) : 2000000;
+	double best = 1e30;
+	unsigned sink = 0;
+	for (int k = 0; k < 5; k++) {
+		struct timespec a, b;
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		sink += work(n);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		double ms = (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6;
+		if (ms < best) best = ms;
+	}
+	printf("work_ms: %%.3f\nsink: %%u\n", best, sink);
+	return 0;
+}
+`, comment, passes)
+}
+
+const benchMakefile = "bench: bench.c\n\tgcc -O2 $(CFLAGS) -o bench bench.c\n"
+
+// jobYAML is the issue's minimum job form, pointing at the repo.
+func jobYAML(repo string, runs int, command string) string {
+	return fmt.Sprintf(`repo: %s
+build:
+  command: make bench
+  artifacts: [bench]
+run:
+  command: %s
+  timeout: 60s
+runs: %d
+metrics:
+  - name: work_ms
+    regex: 'work_ms: (?P<value>[0-9.]+)'
+    better: lower
+`, repo, command, runs)
+}
+
+func writeJob(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "job.yaml")
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// perfbot runs the command in-process and returns exit code, stdout, stderr.
+func perfbot(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), &stdout, &stderr, args)
+	return code, stdout.String(), stderr.String()
+}
+
+type jsonReport struct {
+	Metrics []struct {
+		Metric  string `json:"metric"`
+		Comparisons []struct {
+			Column      int     `json:"column"`
+			Change      float64 `json:"change"`
+			Significant bool    `json:"significant"`
+			Regression  bool    `json:"regression"`
+			P           float64 `json:"p"`
+		} `json:"comparisons"`
+	} `json:"metrics"`
+}
+
+// TestCompareRegression is issue 2's end-to-end check: a deliberate 2x
+// slowdown is a significant regression, an unchanged commit is not, and a
+// second compare builds and runs nothing.
+func TestCompareRegression(t *testing.T) {
+	r := newGitRepo(t)
+	base := r.commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
+	same := r.commit("comment only", map[string]string{"bench.c": benchC(1, "a comment changed")})
+	slow := r.commit("do the work twice", map[string]string{"bench.c": benchC(2, "a comment changed")})
+	jobFile := writeJob(t, jobYAML(r.dir, 8, "./bench 3000000"))
+
+	code, out, errOut := perfbot(t, "compare", "--alpha", "0.01", jobFile, base, same, slow)
+	t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
+	if code != exitRegression {
+		t.Fatalf("exit status %d, want %d (regression)", code, exitRegression)
+	}
+	for _, want := range []string{base[:16], same[:27], slow[:27], "work_ms", "%stddev", "%change"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q", want)
+		}
+	}
+
+	// The same comparison again, as JSON: everything comes from the store.
+	code, out, errOut = perfbot(t, "compare", "--alpha", "0.01", "--format", "json", jobFile, base, same, slow)
+	if code != exitRegression {
+		t.Fatalf("second compare: exit %d, want %d; stderr:\n%s", code, exitRegression, errOut)
+	}
+	if strings.Contains(errOut, "done in") || strings.Contains(errOut, "perfbot: run ") {
+		t.Errorf("second compare built or ran something:\n%s", errOut)
+	}
+	var rep jsonReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("json output: %v\n%s", err, out)
+	}
+	found := false
+	for _, m := range rep.Metrics {
+		if m.Metric != "work_ms" {
+			continue
+		}
+		found = len(m.Comparisons) == 2
+		for _, c := range m.Comparisons {
+			switch c.Column {
+			case 1:
+				if c.Regression {
+					t.Errorf("unchanged commit reported as a regression: %+v", c)
+				}
+			case 2:
+				if !c.Significant || !c.Regression || c.Change < 50 {
+					t.Errorf("2x slowdown not a significant regression of about +100%%: %+v", c)
+				}
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no work_ms with two comparisons in JSON:\n%s", out)
+	}
+}

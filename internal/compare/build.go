@@ -1,0 +1,158 @@
+package compare
+
+import (
+	"math"
+	"sort"
+
+	"github.com/perfbot/perfbot/internal/metric"
+	"github.com/perfbot/perfbot/internal/stats"
+	"github.com/perfbot/perfbot/internal/store"
+)
+
+// DefaultAlpha is the significance level of the statistical tests.
+const DefaultAlpha = 0.05
+
+// Series is one metric's stored samples, one slice per column.
+type Series struct {
+	Metric string
+	Unit   string
+	Better metric.Better
+	KPI    bool
+	// Samples[c] are column c's samples. Several samples with the same Run
+	// (a benchmark that prints a metric more than once per process) are
+	// reduced to their median: the run is the unit of measurement.
+	Samples [][]store.Sample
+}
+
+// Build makes the comparison table. When paired is true, column samples
+// with the same run number were taken in the same round, and the test is
+// the Wilcoxon signed-rank test on those pairs; otherwise Mann-Whitney U.
+// alpha <= 0 means DefaultAlpha.
+func Build(cols []Column, series []Series, paired bool, alpha float64) *Table {
+	if alpha <= 0 {
+		alpha = DefaultAlpha
+	}
+	t := &Table{Columns: cols, Paired: paired, Alpha: alpha, Rows: make([]Row, 0, len(series))}
+	for _, s := range series {
+		row := Row{
+			Metric: s.Metric, Unit: s.Unit, Better: s.Better, KPI: s.KPI,
+			Points: len(s.Metric) > 0 && s.Metric[len(s.Metric)-1] == '%',
+			Cells:  make([]Cell, len(cols)),
+		}
+		runs := make([][]runValue, len(cols))
+		for c := range cols {
+			if c < len(s.Samples) {
+				runs[c] = perRun(s.Samples[c])
+			}
+			row.Cells[c].Samples = values(runs[c])
+			row.Cells[c].Summary = stats.Summarize(row.Cells[c].Samples)
+		}
+		base := row.Cells[0].Samples
+		for c := 1; c < len(cols); c++ {
+			cur := row.Cells[c].Samples
+			if len(base) == 0 || len(cur) == 0 {
+				continue
+			}
+			d := &Delta{LKPChanged: stats.LKPChanged(base, cur, row.KPI)}
+			bm, cm := row.Cells[0].Summary.Mean, row.Cells[c].Summary.Mean
+			if row.Points {
+				d.Change = cm - bm
+			} else if bm != 0 {
+				d.Change = 100 * (cm - bm) / bm
+			}
+			if paired {
+				a, b := pairs(runs[0], runs[c])
+				d.Stat = stats.ComparePaired(a, b, alpha)
+			} else {
+				d.Stat = stats.CompareUnpaired(base, cur, alpha)
+			}
+			if d.Stat.Significant && !math.IsNaN(d.Stat.Change) {
+				worse := (d.Stat.Change > 0) == (row.Better == metric.LowerIsBetter)
+				if d.Stat.Change != 0 {
+					d.Regression, d.Improvement = worse, !worse
+				}
+			}
+			row.Cells[c].Delta = d
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// Regressions counts the significant regressions and improvements of a table.
+func (t *Table) Regressions() (regressions, improvements int) {
+	for _, r := range t.Rows {
+		for _, c := range r.Cells {
+			if c.Delta == nil {
+				continue
+			}
+			if c.Delta.Regression {
+				regressions++
+			}
+			if c.Delta.Improvement {
+				improvements++
+			}
+		}
+	}
+	return regressions, improvements
+}
+
+type runValue struct {
+	run int
+	v   float64
+}
+
+// perRun reduces samples to one value per run (the median of that run's
+// values), in run order.
+func perRun(samples []store.Sample) []runValue {
+	byRun := map[int][]float64{}
+	var order []int
+	for _, s := range samples {
+		if _, ok := byRun[s.Run]; !ok {
+			order = append(order, s.Run)
+		}
+		byRun[s.Run] = append(byRun[s.Run], s.Value)
+	}
+	sort.Ints(order)
+	out := make([]runValue, 0, len(order))
+	for _, r := range order {
+		out = append(out, runValue{r, median(byRun[r])})
+	}
+	return out
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 1 {
+		return xs[0]
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func values(rs []runValue) []float64 {
+	out := make([]float64, len(rs))
+	for i, r := range rs {
+		out[i] = r.v
+	}
+	return out
+}
+
+// pairs returns the values of runs present on both sides, matched by run number.
+func pairs(a, b []runValue) (x, y []float64) {
+	bi := make(map[int]float64, len(b))
+	for _, r := range b {
+		bi[r.run] = r.v
+	}
+	for _, r := range a {
+		if v, ok := bi[r.run]; ok {
+			x = append(x, r.v)
+			y = append(y, v)
+		}
+	}
+	return x, y
+}

@@ -1,0 +1,516 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/perfbot/perfbot/internal/metric"
+)
+
+// RunDir returns the folder for the raw logs of run k, lkp-style:
+//
+//	<Dir>/results/<job>/<commit>/<variant, or "default" for "">/<index>
+//
+// It only computes the path; the caller creates the folder (os.MkdirAll)
+// before writing into it. Characters outside [A-Za-z0-9._+,=@-] in the
+// job, commit and variant are escaped as %XX, so every part is one safe
+// path element. A variant literally named "default" shares the folder of
+// the plain build; package job should not allow that name.
+func (s *Store) RunDir(k RunKey) string {
+	return filepath.Join(s.dir, ResultsDir, pathElem(k.Job), pathElem(k.Commit),
+		pathElem(variantName(k.Variant)), strconv.Itoa(k.Index))
+}
+
+func variantName(v string) string {
+	if v == "" {
+		return "default"
+	}
+	return v
+}
+
+// pathElem escapes s into one path element that cannot climb out of its
+// parent.
+func pathElem(s string) string {
+	switch s {
+	case "":
+		return "%"
+	case ".":
+		return "%2E"
+	case "..":
+		return "%2E%2E"
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("._+,=@-", c) >= 0 {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
+}
+
+var runStatuses = map[string]bool{RunOK: true, RunCrashed: true, RunTimeout: true, RunNoMetric: true, RunError: true}
+
+// validRunKey reports what is wrong with k, or nil.
+func validRunKey(k RunKey) error {
+	switch {
+	case k.Job == "":
+		return fmt.Errorf("empty job key")
+	case k.Commit == "":
+		return fmt.Errorf("empty commit")
+	case k.Index < 1:
+		return fmt.Errorf("run index %d is not 1 or more", k.Index)
+	}
+	return nil
+}
+
+// valuesPerInsert is how many values one INSERT statement writes
+// (4 parameters each; SQLite allows 32766).
+const valuesPerInsert = 256
+
+// PutRun stores r and all its values in one transaction, committed (and
+// fsynced) before it returns: once PutRun has returned nil, the run survives
+// the process being killed. A run already stored under the same key is
+// replaced, values included, atomically: readers see the old run or the
+// new one, never a mix or a run without its values.
+//
+// A metric's unit and better direction are fixed by the first run of the
+// job that stored it; a value disagreeing with them is an error. NaN values
+// are rejected.
+func (s *Store) PutRun(ctx context.Context, r *RunRecord) error {
+	what := fmt.Sprintf("put run %s", r.RunKey)
+	if err := validRunKey(r.RunKey); err != nil {
+		return fmt.Errorf("store: %s: %w", what, err)
+	}
+	if !runStatuses[r.Status] {
+		return fmt.Errorf("store: %s: unknown status %q", what, r.Status)
+	}
+	for i, v := range r.Values {
+		if v.Name == "" {
+			return fmt.Errorf("store: %s: value %d has no metric name", what, i+1)
+		}
+		if math.IsNaN(v.Value) {
+			return fmt.Errorf("store: %s: value %d of metric %q is NaN", what, i+1, v.Name)
+		}
+	}
+	started, err := timeArg("start time", r.Started)
+	if err != nil {
+		return fmt.Errorf("store: %s: %w", what, err)
+	}
+
+	var added map[string]metricRow
+	err = s.write(ctx, what, func(tx *sql.Tx) error {
+		var id int64
+		err := tx.QueryRowContext(ctx, `
+			INSERT INTO runs (job_key, commit_hash, variant, idx, status, reason, cpu, started_unix_ns,
+				wall_ns, user_ns, sys_ns, max_rss_kib, exit_code, stdout_path, stderr_path, recorded_unix_ns)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (job_key, commit_hash, variant, idx) DO UPDATE SET
+				status = excluded.status, reason = excluded.reason, cpu = excluded.cpu,
+				started_unix_ns = excluded.started_unix_ns, wall_ns = excluded.wall_ns,
+				user_ns = excluded.user_ns, sys_ns = excluded.sys_ns, max_rss_kib = excluded.max_rss_kib,
+				exit_code = excluded.exit_code, stdout_path = excluded.stdout_path,
+				stderr_path = excluded.stderr_path, recorded_unix_ns = excluded.recorded_unix_ns
+			RETURNING id`,
+			r.Job, r.Commit, r.Variant, r.Index, r.Status, r.Reason, r.CPU, started,
+			int64(r.Usage.Wall), int64(r.Usage.User), int64(r.Usage.Sys), r.Usage.MaxRSSKiB,
+			r.ExitCode, r.StdoutPath, r.StderrPath, time.Now().UnixNano()).Scan(&id)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM run_values WHERE run_id = ?`, id); err != nil {
+			return err
+		}
+		var ids []int64
+		ids, added, err = s.metricIDs(ctx, tx, r.Job, r.Values)
+		if err != nil {
+			return err
+		}
+		return insertValues(ctx, tx, id, ids, r.Values)
+	})
+	if err != nil {
+		return err
+	}
+	if len(added) > 0 {
+		s.mu.Lock()
+		m := s.metrics[r.Job]
+		if m == nil {
+			m = make(map[string]metricRow, len(added))
+			s.metrics[r.Job] = m
+		}
+		for name, row := range added {
+			m[name] = row
+		}
+		s.mu.Unlock()
+	}
+	return nil
+}
+
+// metricIDs returns the metric id of each value, creating the metrics the
+// job has not stored yet; added holds those, to be cached once committed.
+func (s *Store) metricIDs(ctx context.Context, tx *sql.Tx, job string, values []metric.Value) (ids []int64, added map[string]metricRow, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	known, ok := s.metrics[job]
+	if !ok {
+		// Committed rows never change, so what this transaction reads
+		// may be cached at once.
+		known, err = loadMetrics(ctx, tx, job)
+		if err != nil {
+			return nil, nil, err
+		}
+		s.metrics[job] = known
+	}
+	// Create the metrics not known yet, in first-seen order. Another
+	// process may have created some since the cache was filled: on
+	// conflict the existing row is returned.
+	var missing []metric.Value
+	seen := make(map[string]bool)
+	for _, v := range values {
+		if _, ok := known[v.Name]; !ok && !seen[v.Name] {
+			seen[v.Name] = true
+			missing = append(missing, v)
+		}
+	}
+	for start := 0; start < len(missing); start += valuesPerInsert {
+		chunk := missing[start:min(start+valuesPerInsert, len(missing))]
+		args := make([]any, 0, 4*len(chunk))
+		for _, v := range chunk {
+			args = append(args, job, v.Name, v.Unit, int(v.Better))
+		}
+		rows, err := tx.QueryContext(ctx, `INSERT INTO metrics (job_key, name, unit, better) VALUES `+
+			strings.Repeat("(?, ?, ?, ?), ", len(chunk)-1)+`(?, ?, ?, ?)
+			ON CONFLICT (job_key, name) DO UPDATE SET name = excluded.name
+			RETURNING id, name, unit, better`, args...)
+		if err != nil {
+			return nil, nil, fmt.Errorf("metrics: %w", err)
+		}
+		if added == nil {
+			added = make(map[string]metricRow, len(missing))
+		}
+		for rows.Next() {
+			var name string
+			var row metricRow
+			if err := rows.Scan(&row.id, &name, &row.unit, &row.better); err != nil {
+				rows.Close()
+				return nil, nil, fmt.Errorf("metrics: %w", err)
+			}
+			added[name] = row
+		}
+		if err := rows.Close(); err != nil {
+			return nil, nil, fmt.Errorf("metrics: %w", err)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, nil, fmt.Errorf("metrics: %w", err)
+		}
+	}
+
+	ids = make([]int64, len(values))
+	for i, v := range values {
+		row, ok := known[v.Name]
+		if !ok {
+			row, ok = added[v.Name]
+		}
+		if !ok {
+			return nil, nil, fmt.Errorf("metric %q was not created", v.Name)
+		}
+		if row.unit != v.Unit || row.better != v.Better {
+			return nil, nil, fmt.Errorf("metric %q has unit %q, better %s, but the job stored it with unit %q, better %s",
+				v.Name, v.Unit, v.Better, row.unit, row.better)
+		}
+		ids[i] = row.id
+	}
+	return ids, added, nil
+}
+
+func loadMetrics(ctx context.Context, tx *sql.Tx, job string) (map[string]metricRow, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id, name, unit, better FROM metrics WHERE job_key = ?`, job)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	m := make(map[string]metricRow)
+	for rows.Next() {
+		var name string
+		var row metricRow
+		if err := rows.Scan(&row.id, &name, &row.unit, &row.better); err != nil {
+			return nil, err
+		}
+		m[name] = row
+	}
+	return m, rows.Err()
+}
+
+// insertValues writes the values of run id, valuesPerInsert rows per
+// statement.
+func insertValues(ctx context.Context, tx *sql.Tx, id int64, ids []int64, values []metric.Value) error {
+	var full *sql.Stmt
+	args := make([]any, 0, 4*valuesPerInsert)
+	for start := 0; start < len(values); start += valuesPerInsert {
+		end := min(start+valuesPerInsert, len(values))
+		args = args[:0]
+		for i := start; i < end; i++ {
+			args = append(args, id, i, ids[i], values[i].Value)
+		}
+		var err error
+		if end-start == valuesPerInsert {
+			if full == nil {
+				full, err = tx.PrepareContext(ctx, insertValuesSQL(valuesPerInsert))
+				if err != nil {
+					return err
+				}
+				defer full.Close()
+			}
+			_, err = full.ExecContext(ctx, args...)
+		} else {
+			_, err = tx.ExecContext(ctx, insertValuesSQL(end-start), args...)
+		}
+		if err != nil {
+			return fmt.Errorf("values: %w", err)
+		}
+	}
+	return nil
+}
+
+func insertValuesSQL(n int) string {
+	return "INSERT INTO run_values (run_id, seq, metric_id, value) VALUES " +
+		strings.Repeat("(?, ?, ?, ?), ", n-1) + "(?, ?, ?, ?)"
+}
+
+const runColumns = `id, idx, status, reason, cpu, started_unix_ns, wall_ns, user_ns, sys_ns,
+	max_rss_kib, exit_code, stdout_path, stderr_path`
+
+// Runs returns the stored runs of job on commit under variant, ordered by
+// Index, each with its Values; failed runs included.
+func (s *Store) Runs(ctx context.Context, job, commit, variant string) ([]RunRecord, error) {
+	return s.runs(ctx, job, commit, variant, true)
+}
+
+// RunsWithoutValues is Runs without loading the values: the runs' keys,
+// statuses and usage, cheap even for jobs with many metrics (e.g. to count
+// attempted and failed runs).
+func (s *Store) RunsWithoutValues(ctx context.Context, job, commit, variant string) ([]RunRecord, error) {
+	return s.runs(ctx, job, commit, variant, false)
+}
+
+func (s *Store) runs(ctx context.Context, job, commit, variant string, withValues bool) ([]RunRecord, error) {
+	var runs []RunRecord
+	what := fmt.Sprintf("runs of %s/%s/%s", job, commit, variantName(variant))
+	err := s.read(ctx, what, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+runColumns+` FROM runs
+			WHERE job_key = ? AND commit_hash = ? AND variant = ? ORDER BY idx`, job, commit, variant)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		byID := make(map[int64]int)
+		for rows.Next() {
+			r := RunRecord{RunKey: RunKey{Job: job, Commit: commit, Variant: variant}}
+			var id int64
+			var started sql.NullInt64
+			var wall, user, sys int64
+			if err := rows.Scan(&id, &r.Index, &r.Status, &r.Reason, &r.CPU, &started, &wall, &user, &sys,
+				&r.Usage.MaxRSSKiB, &r.ExitCode, &r.StdoutPath, &r.StderrPath); err != nil {
+				return err
+			}
+			r.Started = timeOf(started)
+			r.Usage.Wall, r.Usage.User, r.Usage.Sys = time.Duration(wall), time.Duration(user), time.Duration(sys)
+			byID[id] = len(runs)
+			runs = append(runs, r)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if !withValues || len(runs) == 0 {
+			return nil
+		}
+		rows, err = tx.QueryContext(ctx, `
+			SELECT v.run_id, m.name, m.unit, m.better, v.value
+			FROM runs r JOIN run_values v ON v.run_id = r.id JOIN metrics m ON m.id = v.metric_id
+			WHERE r.job_key = ? AND r.commit_hash = ? AND r.variant = ?
+			ORDER BY r.idx, v.seq`, job, commit, variant)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			var v metric.Value
+			if err := rows.Scan(&id, &v.Name, &v.Unit, &v.Better, &v.Value); err != nil {
+				return err
+			}
+			r := &runs[byID[id]]
+			r.Values = append(r.Values, v)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return runs, nil
+}
+
+// Metrics returns the metrics stored for job, in the order they were first
+// stored, with their unit and better direction.
+func (s *Store) Metrics(ctx context.Context, job string) ([]MetricInfo, error) {
+	var ms []MetricInfo
+	err := s.read(ctx, fmt.Sprintf("metrics of job %s", job), func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT name, unit, better FROM metrics WHERE job_key = ? ORDER BY id`, job)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var m MetricInfo
+			if err := rows.Scan(&m.Name, &m.Unit, &m.Better); err != nil {
+				return err
+			}
+			ms = append(ms, m)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ms, nil
+}
+
+// Samples returns, for each of commits, the samples of each metric of job
+// under variant: commit -> metric name -> samples in run order (and, within
+// a run, in value order). Only OK runs contribute; the values of failed
+// runs are never samples. Every requested commit has an entry, empty when
+// it has no OK run. Use Metrics for the metrics' units and directions.
+func (s *Store) Samples(ctx context.Context, job string, commits []string, variant string) (map[string]map[string][]Sample, error) {
+	out := make(map[string]map[string][]Sample, len(commits))
+	err := s.read(ctx, fmt.Sprintf("samples of job %s", job), func(tx *sql.Tx) error {
+		// Metrics are numbered densely in first-seen order, so values can
+		// be gathered in a slice and put in the result map once.
+		var (
+			names []string
+			ids   []int64
+			index = make(map[int64]int)
+		)
+		rows, err := tx.QueryContext(ctx, `SELECT id, name FROM metrics WHERE job_key = ? ORDER BY id`, job)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			var name string
+			if err := rows.Scan(&id, &name); err != nil {
+				return err
+			}
+			index[id] = len(names)
+			names = append(names, name)
+			ids = append(ids, id)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		stmt, err := tx.PrepareContext(ctx, `
+			SELECT r.idx, v.metric_id, v.value
+			FROM runs r JOIN run_values v ON v.run_id = r.id
+			WHERE r.job_key = ? AND r.commit_hash = ? AND r.variant = ? AND r.status = '`+RunOK+`'
+			ORDER BY r.idx, v.seq`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for _, c := range commits {
+			if _, done := out[c]; done {
+				continue
+			}
+			samples, err := commitSamples(ctx, stmt, job, c, variant, ids, index)
+			if err != nil {
+				return fmt.Errorf("commit %s: %w", c, err)
+			}
+			byMetric := make(map[string][]Sample)
+			for i, ss := range samples {
+				if ss != nil {
+					byMetric[names[i]] = ss
+				}
+			}
+			out[c] = byMetric
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// commitSamples returns the samples of one commit, indexed like the job's
+// metrics: ids[i] is metric i's id, index its inverse.
+func commitSamples(ctx context.Context, stmt *sql.Stmt, job, commit, variant string, ids []int64, index map[int64]int) ([][]Sample, error) {
+	rows, err := stmt.QueryContext(ctx, job, commit, variant)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var (
+		samples  = make([][]Sample, len(ids))
+		idx      intScanner
+		metricID intScanner
+		value    floatScanner
+		last     = -1
+	)
+	for rows.Next() {
+		if err := rows.Scan(&idx, &metricID, &value); err != nil {
+			return nil, err
+		}
+		// Runs mostly store their metrics in first-seen order: try the
+		// metric after the last one before the map.
+		i := last + 1
+		if i >= len(ids) || ids[i] != int64(metricID) {
+			var ok bool
+			i, ok = index[int64(metricID)]
+			if !ok {
+				return nil, fmt.Errorf("run %d: value of unknown metric id %d", idx, metricID)
+			}
+		}
+		last = i
+		if samples[i] == nil {
+			samples[i] = make([]Sample, 0, 8)
+		}
+		samples[i] = append(samples[i], Sample{Run: int(idx), Value: float64(value)})
+	}
+	return samples, rows.Err()
+}
+
+// intScanner and floatScanner scan SQLite integers and reals without the
+// reflection database/sql otherwise uses for numeric destinations.
+type (
+	intScanner   int64
+	floatScanner float64
+)
+
+func (p *intScanner) Scan(src any) error {
+	v, ok := src.(int64)
+	if !ok {
+		return fmt.Errorf("got %T, want an integer", src)
+	}
+	*p = intScanner(v)
+	return nil
+}
+
+func (p *floatScanner) Scan(src any) error {
+	switch v := src.(type) {
+	case float64:
+		*p = floatScanner(v)
+	case int64:
+		*p = floatScanner(v)
+	default:
+		return fmt.Errorf("got %T, want a real", src)
+	}
+	return nil
+}

@@ -1,0 +1,177 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// The schema, version by version. Each migration is a list of SQL
+// statements run in one transaction together with every other pending one,
+// so a database is always at exactly one version. The version lives in
+// PRAGMA user_version, and PRAGMA application_id marks the file as a perfbot
+// database. Append new migrations; never edit a released one.
+//
+// Tables (all STRICT; times are Unix nanoseconds, NULL for "unknown";
+// durations are nanoseconds; "variant" is "" for the plain build):
+//
+//	builds       one build of one commit under one variant, by build_key.
+//	jobs         job_key -> the atomic job's name and canonical JSON spec,
+//	             to know later what a key meant.
+//	runs         one finished run. (job_key, commit_hash, variant, idx) is
+//	             unique: a run is a function of that key, so a future job
+//	             queue (River on this SQLite or on PostgreSQL) can enqueue
+//	             keys and the store deduplicates. Re-putting a key replaces
+//	             the row in place (its id is kept).
+//	metrics      job_key + name -> unit and better direction; ids grow in
+//	             first-seen order. Rows are never changed or deleted.
+//	run_values   the values of one run, in order (seq), referencing runs
+//	             (ON DELETE CASCADE) and metrics. Clustered by (run_id, seq)
+//	             so a run's values are one sequential read.
+//	states       opaque data of resumable sessions (bisect, triage) by
+//	             (kind, key).
+//
+// runs.job_key deliberately does not reference jobs: a run may be stored
+// before, or without, its job's spec.
+var migrations = [][]string{
+	1: {
+		`CREATE TABLE builds (
+			build_key       TEXT PRIMARY KEY,
+			commit_hash     TEXT NOT NULL,
+			variant         TEXT NOT NULL,
+			status          TEXT NOT NULL,
+			artifact_dir    TEXT NOT NULL,
+			log_path        TEXT NOT NULL,
+			error           TEXT NOT NULL,
+			started_unix_ns INTEGER,
+			duration_ns     INTEGER NOT NULL
+		) STRICT`,
+		`CREATE INDEX builds_commit ON builds (commit_hash, variant)`,
+		`CREATE TABLE jobs (
+			job_key TEXT PRIMARY KEY,
+			name    TEXT NOT NULL,
+			spec    TEXT NOT NULL
+		) STRICT`,
+		`CREATE TABLE runs (
+			id               INTEGER PRIMARY KEY,
+			job_key          TEXT NOT NULL,
+			commit_hash      TEXT NOT NULL,
+			variant          TEXT NOT NULL,
+			idx              INTEGER NOT NULL CHECK (idx >= 1),
+			status           TEXT NOT NULL,
+			reason           TEXT NOT NULL,
+			cpu              INTEGER NOT NULL,
+			started_unix_ns  INTEGER,
+			wall_ns          INTEGER NOT NULL,
+			user_ns          INTEGER NOT NULL,
+			sys_ns           INTEGER NOT NULL,
+			max_rss_kib      INTEGER NOT NULL,
+			exit_code        INTEGER NOT NULL,
+			stdout_path      TEXT NOT NULL,
+			stderr_path      TEXT NOT NULL,
+			recorded_unix_ns INTEGER NOT NULL,
+			UNIQUE (job_key, commit_hash, variant, idx)
+		) STRICT`,
+		`CREATE TABLE metrics (
+			id      INTEGER PRIMARY KEY,
+			job_key TEXT NOT NULL,
+			name    TEXT NOT NULL,
+			unit    TEXT NOT NULL,
+			better  INTEGER NOT NULL,
+			UNIQUE (job_key, name)
+		) STRICT`,
+		`CREATE TABLE run_values (
+			run_id    INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+			seq       INTEGER NOT NULL,
+			metric_id INTEGER NOT NULL REFERENCES metrics (id),
+			value     REAL NOT NULL,
+			PRIMARY KEY (run_id, seq)
+		) STRICT, WITHOUT ROWID`,
+	},
+	2: {
+		`CREATE TABLE states (
+			kind            TEXT NOT NULL,
+			key             TEXT NOT NULL,
+			data            BLOB NOT NULL,
+			updated_unix_ns INTEGER NOT NULL,
+			PRIMARY KEY (kind, key)
+		) STRICT`,
+	},
+}
+
+// SchemaVersion is the schema version this perfbot reads and writes: the
+// number of migrations.
+const SchemaVersion = 2
+
+// applicationID marks a SQLite file as a perfbot database ("pfbt").
+const applicationID = 0x70666274
+
+// ErrNewerSchema is wrapped by Open when the database was written by a newer
+// perfbot, with a schema this one does not know.
+var ErrNewerSchema = errors.New("database schema is newer than this perfbot")
+
+// ErrNotPerfbot is wrapped by Open when the file is a SQLite database of
+// some other program.
+var ErrNotPerfbot = errors.New("not a perfbot database")
+
+// migrate brings the database at path, open as db, to SchemaVersion.
+func migrate(ctx context.Context, db *sql.DB, path string) error {
+	return migrateTo(ctx, db, path, SchemaVersion)
+}
+
+// migrateTo brings the database to version target (tests use it to build
+// databases of older versions). All pending migrations run in one
+// immediate transaction, so concurrent Opens of one folder migrate once.
+func migrateTo(ctx context.Context, db *sql.DB, path string, target int) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: open %s: %w", path, err)
+	}
+	defer tx.Rollback()
+	var version, appID int
+	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
+		return fmt.Errorf("store: open %s: %w", path, err)
+	}
+	if err := tx.QueryRowContext(ctx, `PRAGMA application_id`).Scan(&appID); err != nil {
+		return fmt.Errorf("store: open %s: %w", path, err)
+	}
+	switch {
+	case appID != 0 && appID != applicationID:
+		return fmt.Errorf("store: open %s: %w (SQLite application_id %#x)", path, ErrNotPerfbot, appID)
+	case version > SchemaVersion:
+		return fmt.Errorf("store: open %s: %w: it has schema version %d, this perfbot knows up to %d; use a newer perfbot or another .perfbot folder",
+			path, ErrNewerSchema, version, SchemaVersion)
+	case version > 0 && appID == 0:
+		return fmt.Errorf("store: open %s: %w (schema version %d without perfbot's application_id)", path, ErrNotPerfbot, version)
+	case version == 0:
+		var tables int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema`).Scan(&tables); err != nil {
+			return fmt.Errorf("store: open %s: %w", path, err)
+		}
+		if tables > 0 {
+			return fmt.Errorf("store: open %s: %w (it has %d schema objects and no perfbot version)", path, ErrNotPerfbot, tables)
+		}
+	}
+	if version >= target {
+		return nil
+	}
+	for v := version + 1; v <= target; v++ {
+		for i, stmt := range migrations[v] {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("store: open %s: migrating to schema version %d, step %d: %w", path, v, i+1, err)
+			}
+		}
+	}
+	// PRAGMA arguments cannot be bound parameters.
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d`, applicationID)); err != nil {
+		return fmt.Errorf("store: open %s: %w", path, err)
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, target)); err != nil {
+		return fmt.Errorf("store: open %s: %w", path, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: open %s: migrating to schema version %d: %w", path, target, err)
+	}
+	return nil
+}

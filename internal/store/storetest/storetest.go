@@ -1,0 +1,536 @@
+// Package storetest is a conformance suite for perfbot's results store: the
+// behaviour every store backend (today the SQLite one in package store, later
+// perhaps one shared with a job queue on PostgreSQL) must have, run against
+// a real, fresh database per test.
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/perfbot/perfbot/internal/metric"
+	"github.com/perfbot/perfbot/internal/store"
+)
+
+// Store is the method set of a results store, as *store.Store implements it.
+type Store interface {
+	PutBuild(ctx context.Context, b *store.BuildRecord) error
+	GetBuild(ctx context.Context, key string) (*store.BuildRecord, error)
+	PutJob(ctx context.Context, key, name string, spec []byte) error
+	GetJob(ctx context.Context, key string) (name string, spec []byte, err error)
+	PutRun(ctx context.Context, r *store.RunRecord) error
+	Runs(ctx context.Context, job, commit, variant string) ([]store.RunRecord, error)
+	RunsWithoutValues(ctx context.Context, job, commit, variant string) ([]store.RunRecord, error)
+	Samples(ctx context.Context, job string, commits []string, variant string) (map[string]map[string][]store.Sample, error)
+	Metrics(ctx context.Context, job string) ([]store.MetricInfo, error)
+	PutState(ctx context.Context, kind, key string, data []byte) error
+	GetState(ctx context.Context, kind, key string) ([]byte, error)
+	DeleteState(ctx context.Context, kind, key string) error
+	StateKeys(ctx context.Context, kind string) ([]string, error)
+}
+
+var _ Store = (*store.Store)(nil)
+
+// Exercise runs the suite as parallel subtests of t. open returns a new,
+// empty store for one subtest and arranges for it to be closed when the
+// subtest ends.
+func Exercise(t *testing.T, open func(t *testing.T) Store) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s Store)
+	}{
+		{"BuildRoundTrip", testBuildRoundTrip},
+		{"BuildInvalid", testBuildInvalid},
+		{"Job", testJob},
+		{"RunRoundTrip", testRunRoundTrip},
+		{"RunReplace", testRunReplace},
+		{"RunInvalid", testRunInvalid},
+		{"SamplesOKOnly", testSamplesOKOnly},
+		{"Metrics", testMetrics},
+		{"State", testState},
+		{"ConcurrentReaders", testConcurrentReaders},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tt.fn(t, open(t))
+		})
+	}
+}
+
+// when is a start time with nanoseconds in a non-UTC zone, to catch lossy
+// time storage.
+var when = time.Date(2026, 3, 4, 5, 6, 7, 123456789, time.FixedZone("UTC+1", 3600))
+
+func sameTime(a, b time.Time) bool { return a.Equal(b) && a.IsZero() == b.IsZero() }
+
+func testBuildRoundTrip(t *testing.T, s Store) {
+	ctx := t.Context()
+	want := store.BuildRecord{
+		Key:         "bkey1",
+		Commit:      "0123456789abcdef0123456789abcdef01234567",
+		Variant:     "align64",
+		Status:      store.BuildOK,
+		ArtifactDir: "/x/.perfbot/builds/bkey1",
+		LogPath:     "/x/.perfbot/builds/bkey1/build.log",
+		Started:     when,
+		Duration:    90*time.Second + 7,
+	}
+	if err := s.PutBuild(ctx, &want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetBuild(ctx, want.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkBuild(t, got, &want)
+
+	// Upsert by key; a zero start time stays zero.
+	want.Status, want.Error, want.Started, want.Variant = store.BuildFailed, "exit status 2", time.Time{}, ""
+	if err := s.PutBuild(ctx, &want); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = s.GetBuild(ctx, want.Key); err != nil {
+		t.Fatal(err)
+	}
+	checkBuild(t, got, &want)
+
+	_, err = s.GetBuild(ctx, "nosuchkey")
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("GetBuild(nosuchkey) = %v, want ErrNotFound", err)
+	}
+}
+
+func checkBuild(t *testing.T, got, want *store.BuildRecord) {
+	t.Helper()
+	if !sameTime(got.Started, want.Started) {
+		t.Errorf("build Started = %v, want %v", got.Started, want.Started)
+	}
+	g, w := *got, *want
+	g.Started, w.Started = time.Time{}, time.Time{}
+	if g != w {
+		t.Errorf("build = %+v, want %+v", g, w)
+	}
+}
+
+func testBuildInvalid(t *testing.T, s Store) {
+	ctx := t.Context()
+	for _, b := range []store.BuildRecord{
+		{Key: "", Commit: "c", Status: store.BuildOK},
+		{Key: "k1", Commit: "", Status: store.BuildOK},
+		{Key: "k2", Commit: "c", Status: "maybe"},
+	} {
+		if err := s.PutBuild(ctx, &b); err == nil {
+			t.Errorf("PutBuild(%+v) succeeded, want an error", b)
+		}
+		if _, err := s.GetBuild(ctx, b.Key); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("after a failed PutBuild, GetBuild(%q) = %v, want ErrNotFound", b.Key, err)
+		}
+	}
+}
+
+func testJob(t *testing.T, s Store) {
+	ctx := t.Context()
+	spec := []byte(`{"name":"sort","run":{"command":"./bench"}}`)
+	if err := s.PutJob(ctx, "jkey", "sort", spec); err != nil {
+		t.Fatal(err)
+	}
+	name, got, err := s.GetJob(ctx, "jkey")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name != "sort" || string(got) != string(spec) {
+		t.Errorf("GetJob = %q, %s; want sort, %s", name, got, spec)
+	}
+	spec2 := []byte(`{"name":"sort2"}`)
+	if err := s.PutJob(ctx, "jkey", "sort2", spec2); err != nil {
+		t.Fatal(err)
+	}
+	if name, got, err = s.GetJob(ctx, "jkey"); err != nil || name != "sort2" || string(got) != string(spec2) {
+		t.Errorf("after replacing, GetJob = %q, %s, %v; want sort2, %s", name, got, err, spec2)
+	}
+	if _, _, err := s.GetJob(ctx, "other"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("GetJob(other) = %v, want ErrNotFound", err)
+	}
+	if err := s.PutJob(ctx, "bad", "bad", []byte(`{"name":`)); err == nil {
+		t.Error("PutJob with invalid JSON succeeded")
+	}
+	if err := s.PutJob(ctx, "", "x", []byte(`{}`)); err == nil {
+		t.Error("PutJob with empty key succeeded")
+	}
+}
+
+// run returns an OK run of job on commit whose values are named by names,
+// all in ns, lower is better; value i of run idx is 1000*idx+i.
+func run(job, commit, variant string, idx int, names ...string) *store.RunRecord {
+	r := &store.RunRecord{
+		RunKey:     store.RunKey{Job: job, Commit: commit, Variant: variant, Index: idx},
+		Status:     store.RunOK,
+		CPU:        -1,
+		Started:    when.Add(time.Duration(idx) * time.Minute),
+		Usage:      metric.Usage{Wall: time.Duration(idx) * time.Second, User: 2*time.Second + 1, Sys: 3 * time.Millisecond, MaxRSSKiB: 1 << 30},
+		StdoutPath: fmt.Sprintf("/r/%d/stdout", idx),
+		StderrPath: fmt.Sprintf("/r/%d/stderr", idx),
+	}
+	for i, n := range names {
+		r.Values = append(r.Values, metric.Value{Name: n, Unit: "ns", Better: metric.LowerIsBetter, Value: float64(1000*idx + i)})
+	}
+	return r
+}
+
+func checkRuns(t *testing.T, what string, got []store.RunRecord, want ...*store.RunRecord) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: got %d runs, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		g, w := got[i], *want[i]
+		if !sameTime(g.Started, w.Started) {
+			t.Errorf("%s: run %d Started = %v, want %v", what, i, g.Started, w.Started)
+		}
+		g.Started, w.Started = time.Time{}, time.Time{}
+		if len(g.Values) == 0 && len(w.Values) == 0 {
+			g.Values, w.Values = nil, nil
+		}
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("%s: run %d =\n%+v\nwant\n%+v", what, i, g, w)
+		}
+	}
+}
+
+func testRunRoundTrip(t *testing.T, s Store) {
+	ctx := t.Context()
+	r1 := run("job", "c1", "", 1, "time", "rss")
+	r1.CPU = 5
+	// A metric with several values per run keeps their order; infinities
+	// and negative values survive.
+	r1.Values = append(r1.Values,
+		metric.Value{Name: "ops", Unit: "ops/s", Better: metric.HigherIsBetter, Value: math.Inf(1)},
+		metric.Value{Name: "time", Unit: "ns", Better: metric.LowerIsBetter, Value: -2.5},
+		metric.Value{Name: "time", Unit: "ns", Better: metric.LowerIsBetter, Value: 1e-300})
+	r2 := run("job", "c1", "", 2, "time")
+	r2.Status, r2.Reason, r2.ExitCode, r2.Started = store.RunCrashed, "signal: segmentation fault", -1, time.Time{}
+	r3 := run("job", "c1", "", 3, "time", "rss")
+	// Runs are ordered by Index whatever the order they were put in; other
+	// commits, variants and jobs are kept apart.
+	for _, r := range []*store.RunRecord{r3, r1, r2,
+		run("job", "c2", "", 1, "time"), run("job", "c1", "v", 1, "time"), run("job2", "c1", "", 1, "time")} {
+		if err := s.PutRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Runs(ctx, "job", "c1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRuns(t, "Runs", got, r1, r2, r3)
+
+	got, err = s.RunsWithoutValues(ctx, "job", "c1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*store.RunRecord{r1, r2, r3} {
+		r.Values = nil
+	}
+	checkRuns(t, "RunsWithoutValues", got, r1, r2, r3)
+
+	if got, err = s.Runs(ctx, "job", "nosuchcommit", ""); err != nil || len(got) != 0 {
+		t.Errorf("Runs of an unknown commit = %v, %v; want none, nil", got, err)
+	}
+}
+
+func testRunReplace(t *testing.T, s Store) {
+	ctx := t.Context()
+	old := run("job", "c1", "", 1, "a", "b", "c")
+	if err := s.PutRun(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutRun(ctx, run("job", "c1", "", 2, "a", "b", "c")); err != nil {
+		t.Fatal(err)
+	}
+	repl := run("job", "c1", "", 1, "b")
+	repl.Status, repl.Reason, repl.CPU = store.RunNoMetric, `metric "a" not found`, 7
+	repl.Values[0].Value = 42
+	if err := s.PutRun(ctx, repl); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Runs(ctx, "job", "c1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRuns(t, "Runs after replacing run 1", got, repl, run("job", "c1", "", 2, "a", "b", "c"))
+
+	// The replaced run failed: its value is no sample any more.
+	samples, err := s.Samples(ctx, "job", []string{"c1"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]store.Sample{
+		"a": {{Run: 2, Value: 2000}},
+		"b": {{Run: 2, Value: 2001}},
+		"c": {{Run: 2, Value: 2002}},
+	}
+	if !reflect.DeepEqual(samples["c1"], want) {
+		t.Errorf("Samples after replacing run 1 with a failed run = %v, want %v", samples["c1"], want)
+	}
+}
+
+func testRunInvalid(t *testing.T, s Store) {
+	ctx := t.Context()
+	bad := map[string]func(r *store.RunRecord){
+		"empty job":      func(r *store.RunRecord) { r.Job = "" },
+		"empty commit":   func(r *store.RunRecord) { r.Commit = "" },
+		"index 0":        func(r *store.RunRecord) { r.Index = 0 },
+		"unknown status": func(r *store.RunRecord) { r.Status = "flaky" },
+		"NaN value":      func(r *store.RunRecord) { r.Values[1].Value = math.NaN() },
+		"no metric name": func(r *store.RunRecord) { r.Values[1].Name = "" },
+	}
+	for what, breakIt := range bad {
+		r := run("job", "c1", "", 1, "a", "b")
+		breakIt(r)
+		if err := s.PutRun(ctx, r); err == nil {
+			t.Errorf("PutRun with %s succeeded, want an error", what)
+		}
+	}
+	if got, err := s.Runs(ctx, "job", "c1", ""); err != nil || len(got) != 0 {
+		t.Errorf("after failed PutRuns, Runs = %v, %v; want none", got, err)
+	}
+}
+
+func smp(run int, v float64) store.Sample { return store.Sample{Run: run, Value: v} }
+
+func testSamplesOKOnly(t *testing.T, s Store) {
+	ctx := t.Context()
+	var runs []*store.RunRecord
+	for i := 1; i <= 5; i++ {
+		r := run("job", "c1", "", i, "x", "y")
+		switch i {
+		case 2:
+			r.Status = store.RunCrashed
+		case 3:
+			r.Status, r.Values = store.RunNoMetric, r.Values[:1]
+		case 4:
+			r.Status = store.RunTimeout
+		}
+		runs = append(runs, r)
+	}
+	// A run with two values of x (go test -count 2).
+	r6 := run("job", "c1", "", 6, "x", "y", "x")
+	runs = append(runs, r6,
+		run("job", "c2", "", 1, "x", "y"),
+		run("job", "c2", "v", 1, "x", "y"),
+		run("job2", "c2", "", 1, "x", "y"))
+	for _, r := range runs {
+		if err := s.PutRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Samples(ctx, "job", []string{"c1", "c2", "c1", "c3"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]map[string][]store.Sample{
+		"c1": {
+			"x": {smp(1, 1000), smp(5, 5000), smp(6, 6000), smp(6, 6002)},
+			"y": {smp(1, 1001), smp(5, 5001), smp(6, 6001)},
+		},
+		"c2": {"x": {smp(1, 1000)}, "y": {smp(1, 1001)}},
+		"c3": {},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Samples =\n%v\nwant\n%v", got, want)
+	}
+	got, err = s.Samples(ctx, "job", []string{"c2"}, "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (map[string]map[string][]store.Sample{"c2": {"x": {smp(1, 1000)}, "y": {smp(1, 1001)}}}); !reflect.DeepEqual(got, want) {
+		t.Errorf("Samples of variant v = %v, want %v", got, want)
+	}
+}
+
+func testMetrics(t *testing.T, s Store) {
+	ctx := t.Context()
+	r1 := run("job", "c1", "", 1, "zeta", "alpha")
+	r2 := run("job", "c1", "", 2, "alpha", "mid", "zeta")
+	r2.Values = append(r2.Values, metric.Value{Name: "ops", Unit: "ops/s", Better: metric.HigherIsBetter, Value: 1})
+	for _, r := range []*store.RunRecord{r1, r2, run("job2", "c1", "", 1, "other")} {
+		if err := s.PutRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Metrics(ctx, "job")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []store.MetricInfo{
+		{Name: "zeta", Unit: "ns", Better: metric.LowerIsBetter},
+		{Name: "alpha", Unit: "ns", Better: metric.LowerIsBetter},
+		{Name: "mid", Unit: "ns", Better: metric.LowerIsBetter},
+		{Name: "ops", Unit: "ops/s", Better: metric.HigherIsBetter},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Metrics = %v, want %v (first-seen order)", got, want)
+	}
+
+	// A value disagreeing with the metric's stored unit is refused, and
+	// the whole run with it.
+	r3 := run("job", "c1", "", 3, "new", "alpha")
+	r3.Values[1].Unit = "ms"
+	if err := s.PutRun(ctx, r3); err == nil {
+		t.Error("PutRun with metric alpha in ms, stored in ns, succeeded")
+	}
+	r4 := run("job", "c1", "", 4, "ops")
+	r4.Values[0].Unit = "ops/s"
+	if err := s.PutRun(ctx, r4); err == nil {
+		t.Error("PutRun with metric ops lower-is-better, stored higher-is-better, succeeded")
+	}
+	r5 := run("job", "c1", "", 5, "fresh", "fresh")
+	r5.Values[1].Unit = "s"
+	if err := s.PutRun(ctx, r5); err == nil {
+		t.Error("PutRun with a new metric in two units succeeded")
+	}
+	runs, err := s.Runs(ctx, "job", "c1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 {
+		t.Errorf("after refused runs, %d runs stored, want 2", len(runs))
+	}
+	if got, err := s.Metrics(ctx, "job"); err != nil || !slices.Equal(got, want) {
+		t.Errorf("after refused runs, Metrics = %v, %v; want %v", got, err, want)
+	}
+	if got, err := s.Metrics(ctx, "nosuchjob"); err != nil || len(got) != 0 {
+		t.Errorf("Metrics(nosuchjob) = %v, %v; want none", got, err)
+	}
+}
+
+func testState(t *testing.T, s Store) {
+	ctx := t.Context()
+	if _, err := s.GetState(ctx, "bisect", "s1"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("GetState of a missing state = %v, want ErrNotFound", err)
+	}
+	put := func(kind, key, data string) {
+		t.Helper()
+		if err := s.PutState(ctx, kind, key, []byte(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("bisect", "s2", `{"good":"a"}`)
+	put("bisect", "s1", `{"good":"b"}`)
+	put("triage", "s1", "")
+	put("bisect", "s2", `{"good":"c"}`)
+	check := func(kind, key, want string) {
+		t.Helper()
+		got, err := s.GetState(ctx, kind, key)
+		if err != nil || string(got) != want {
+			t.Errorf("GetState(%s, %s) = %q, %v; want %q", kind, key, got, err, want)
+		}
+	}
+	check("bisect", "s1", `{"good":"b"}`)
+	check("bisect", "s2", `{"good":"c"}`)
+	check("triage", "s1", "")
+	if keys, err := s.StateKeys(ctx, "bisect"); err != nil || !slices.Equal(keys, []string{"s1", "s2"}) {
+		t.Errorf("StateKeys(bisect) = %v, %v; want [s1 s2]", keys, err)
+	}
+	if err := s.DeleteState(ctx, "bisect", "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetState(ctx, "bisect", "s1"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("GetState after DeleteState = %v, want ErrNotFound", err)
+	}
+	check("triage", "s1", "")
+	if err := s.DeleteState(ctx, "bisect", "s1"); err != nil {
+		t.Errorf("deleting a missing state: %v", err)
+	}
+	if keys, err := s.StateKeys(ctx, "bisect"); err != nil || !slices.Equal(keys, []string{"s2"}) {
+		t.Errorf("StateKeys(bisect) after delete = %v, %v; want [s2]", keys, err)
+	}
+}
+
+// testConcurrentReaders checks that readers running while a writer puts
+// runs always see whole runs: every run with all its values, every metric
+// with as many samples as there are runs.
+func testConcurrentReaders(t *testing.T, s Store) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	const (
+		nruns   = 30
+		nvalues = 40
+	)
+	names := make([]string, nvalues)
+	for i := range names {
+		names[i] = fmt.Sprintf("m%02d", i)
+	}
+	var wg sync.WaitGroup
+	errc := make(chan error, 8)
+	done := make(chan struct{})
+	for range 3 {
+		wg.Go(func() {
+			seen, reads := 0, 0
+			for {
+				select {
+				case <-done:
+					if reads == 0 {
+						errc <- fmt.Errorf("reader made no read")
+					}
+					return
+				default:
+				}
+				reads++
+				runs, err := s.Runs(ctx, "job", "c1", "")
+				if err != nil {
+					errc <- err
+					return
+				}
+				if len(runs) < seen {
+					errc <- fmt.Errorf("a reader saw %d runs, then %d", seen, len(runs))
+					return
+				}
+				seen = len(runs)
+				for _, r := range runs {
+					if len(r.Values) != nvalues {
+						errc <- fmt.Errorf("run %d read with %d values, want %d", r.Index, len(r.Values), nvalues)
+						return
+					}
+				}
+				samples, err := s.Samples(ctx, "job", []string{"c1"}, "")
+				if err != nil {
+					errc <- err
+					return
+				}
+				n := -1
+				for name, ss := range samples["c1"] {
+					if n >= 0 && len(ss) != n {
+						errc <- fmt.Errorf("metric %s has %d samples, another %d: a partial run was read", name, len(ss), n)
+						return
+					}
+					n = len(ss)
+				}
+			}
+		})
+	}
+	for i := 1; i <= nruns; i++ {
+		if err := s.PutRun(ctx, run("job", "c1", "", i, names...)); err != nil {
+			t.Error(err)
+			break
+		}
+	}
+	close(done)
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Error(err)
+	}
+	runs, err := s.Runs(ctx, "job", "c1", "")
+	if err != nil || len(runs) != nruns {
+		t.Errorf("after writing, Runs = %d runs, %v; want %d", len(runs), err, nruns)
+	}
+}

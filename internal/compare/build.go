@@ -2,7 +2,10 @@ package compare
 
 import (
 	"math"
+	"runtime"
 	"sort"
+	"strings"
+	"sync"
 
 	"github.com/perfbot/perfbot/internal/metric"
 	"github.com/perfbot/perfbot/internal/stats"
@@ -32,51 +35,70 @@ func Build(cols []Column, series []Series, paired bool, alpha float64) *Table {
 	if alpha <= 0 {
 		alpha = DefaultAlpha
 	}
-	t := &Table{Columns: cols, Paired: paired, Alpha: alpha, Rows: make([]Row, 0, len(series))}
-	for _, s := range series {
-		row := Row{
-			Metric: s.Metric, Unit: s.Unit, Better: s.Better, KPI: s.KPI,
-			Points: len(s.Metric) > 0 && s.Metric[len(s.Metric)-1] == '%',
-			Cells:  make([]Cell, len(cols)),
-		}
-		runs := make([][]runValue, len(cols))
-		for c := range cols {
-			if c < len(s.Samples) {
-				runs[c] = perRun(s.Samples[c])
-			}
-			row.Cells[c].Samples = values(runs[c])
-			row.Cells[c].Summary = stats.Summarize(row.Cells[c].Samples)
-		}
-		base := row.Cells[0].Samples
-		for c := 1; c < len(cols); c++ {
-			cur := row.Cells[c].Samples
-			if len(base) == 0 || len(cur) == 0 {
-				continue
-			}
-			d := &Delta{LKPChanged: stats.LKPChanged(base, cur, row.KPI)}
-			bm, cm := row.Cells[0].Summary.Mean, row.Cells[c].Summary.Mean
-			if row.Points {
-				d.Change = cm - bm
-			} else if bm != 0 {
-				d.Change = 100 * (cm - bm) / bm
-			}
-			if paired {
-				a, b := pairs(runs[0], runs[c])
-				d.Stat = stats.ComparePaired(a, b, alpha)
-			} else {
-				d.Stat = stats.CompareUnpaired(base, cur, alpha)
-			}
-			if d.Stat.Significant && !math.IsNaN(d.Stat.Change) {
-				worse := (d.Stat.Change > 0) == (row.Better == metric.LowerIsBetter)
-				if d.Stat.Change != 0 {
-					d.Regression, d.Improvement = worse, !worse
-				}
-			}
-			row.Cells[c].Delta = d
-		}
-		t.Rows = append(t.Rows, row)
+	t := &Table{Columns: cols, Paired: paired, Alpha: alpha, Rows: make([]Row, len(series))}
+	// Rows are independent: spread them over the CPUs. Each worker writes
+	// only its own rows, so the table is the same whatever the scheduling.
+	workers := runtime.GOMAXPROCS(0)
+	if len(series) < 64 {
+		workers = 1
 	}
+	var wg sync.WaitGroup
+	chunk := (len(series) + workers - 1) / max(workers, 1)
+	for lo := 0; lo < len(series); lo += chunk {
+		hi := min(lo+chunk, len(series))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				t.Rows[i] = buildRow(cols, series[i], paired, alpha)
+			}
+		}()
+	}
+	wg.Wait()
 	return t
+}
+
+// buildRow summarises and compares one metric.
+func buildRow(cols []Column, s Series, paired bool, alpha float64) Row {
+	row := Row{
+		Metric: s.Metric, Unit: s.Unit, Better: s.Better, KPI: s.KPI,
+		Points: strings.HasSuffix(s.Metric, "%"),
+		Cells:  make([]Cell, len(cols)),
+	}
+	runs := make([][]runValue, len(cols))
+	for c := range cols {
+		if c < len(s.Samples) {
+			runs[c] = perRun(s.Samples[c])
+		}
+		row.Cells[c].Samples = values(runs[c])
+		row.Cells[c].Summary = stats.Summarize(row.Cells[c].Samples)
+	}
+	base := row.Cells[0].Samples
+	for c := 1; c < len(cols); c++ {
+		cur := row.Cells[c].Samples
+		if len(base) == 0 || len(cur) == 0 {
+			continue
+		}
+		d := &Delta{LKPChanged: stats.LKPChanged(base, cur, row.KPI)}
+		bm, cm := row.Cells[0].Summary.Mean, row.Cells[c].Summary.Mean
+		if row.Points {
+			d.Change = cm - bm
+		} else if bm != 0 {
+			d.Change = 100 * (cm - bm) / bm
+		}
+		if paired {
+			a, b := pairs(runs[0], runs[c])
+			d.Stat = stats.ComparePaired(a, b, alpha)
+		} else {
+			d.Stat = stats.CompareUnpaired(base, cur, alpha)
+		}
+		if d.Stat.Significant && !math.IsNaN(d.Stat.Change) && d.Stat.Change != 0 {
+			worse := (d.Stat.Change > 0) == (row.Better == metric.LowerIsBetter)
+			d.Regression, d.Improvement = worse, !worse
+		}
+		row.Cells[c].Delta = d
+	}
+	return row
 }
 
 // Regressions counts the significant regressions and improvements of a table.

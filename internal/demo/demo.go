@@ -1,0 +1,450 @@
+// Package demo generates real C benchmark projects with real git
+// histories, for perfbot's demo and its end-to-end tests.
+//
+// [Create] writes a small C benchmark (bench.c, data.c and a Makefile that
+// honours CFLAGS, LDFLAGS and EXTRA_OBJS) with a perfbot job file into a
+// new git repository, and commits a history whose every commit has a known
+// effect on the benchmark's metrics. The effects hold for gcc 12.2 on
+// x86-64 with GNU ld: the tests check each commit's layout with the ELF
+// symbols and a disassembler, and TestEffects times them on the host.
+package demo
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+)
+
+// Effects of commits, in [Commit.Effect]. They match the verdicts of
+// perfbot triage where one exists. The sizes are medians of pair ratios
+// measured by TestEffects on the project's machines (AMD Zen 5, gcc 12.2).
+const (
+	// EffectBase marks the first commit.
+	EffectBase = "base"
+	// EffectTextAlignment: adds a 16-byte function (text_words) just
+	// before text_kernel. No instruction of the kernel changes, but its
+	// 11-byte inner loop (do { s += v; v >>= 1; } while (--x)) moves from
+	// byte 45 to byte 61 of its 64-byte line and so crosses into the next
+	// line: text_ms about 1.43x. Building both sides with [AlignCFLAGS], or
+	// linking [TextRestorePad] bytes of code first, removes the effect.
+	EffectTextAlignment = "text-alignment"
+	// EffectDataAlignment: drops an unused 16-byte global (data_range)
+	// that precedes data_kernel's two 16 KiB float arrays
+	// (y[i] += a*x[i], AVX2), which moves them from 0 to 16 mod 32, so
+	// half of their 32-byte loads split a cache line: data_ms about 1.49x.
+	// Linking [DataRestorePad] bytes of data first ([PadObject]) restores
+	// the offset and the speed; [AlignCFLAGS] does not.
+	EffectDataAlignment = "data-alignment"
+	// EffectRealRegression: text_batch calls text_kernel a second time,
+	// over 30 % of the input in the "triage" and "bisect" histories (text_ms
+	// about 1.30x, also under AlignCFLAGS), over all of it in the "demo"
+	// history (about 2.0x). The new code sits after the kernel, so the
+	// kernel does not move.
+	EffectRealRegression = "real-regression"
+	// EffectNoChange: edits NOTES.md or a comment only; the binary is byte
+	// for byte the same as its parent's.
+	EffectNoChange = "no-change"
+	// EffectBuildFailure: half of a variable rename, so bench.c does not
+	// compile; the next commit (label "build-fix", EffectNoChange)
+	// finishes it, and builds the same binary as before the rename.
+	EffectBuildFailure = "build-failure"
+)
+
+// Knobs that undo the alignment effects.
+const (
+	// AlignCFLAGS aligns every function and loop to 64 bytes; with it on
+	// both sides the text-alignment commit changes nothing.
+	AlignCFLAGS = "-falign-functions=64 -falign-loops=64"
+	// TextRestorePad is the code padding (PadObject's text) that puts the
+	// text-alignment commit's inner loop back at the base's offset.
+	TextRestorePad = 48
+	// DataRestorePad is the data padding (PadObject's data) that puts the
+	// data-alignment commit's arrays back at the base's offset mod 32.
+	DataRestorePad = 16
+)
+
+// Histories that [Create] knows.
+const (
+	// HistoryDemo is the README demo: base, text-alignment,
+	// real-regression (2x), no-change, one after the other on main.
+	HistoryDemo = "demo"
+	// HistoryTriage is the base on main and one branch per case, whose
+	// only commit has the base as its parent, so that each pair (base,
+	// case) differs in that respect only: case/text-alignment,
+	// case/data-alignment, case/real-regression and case/no-change.
+	// Compare "main" with "case/<effect>", or the [Repo.ByLabel] hashes.
+	HistoryTriage = "triage"
+	// HistoryBisect is [Options.Commits] first-parent commits on main (64
+	// by default) where one adds the real 30 % slowdown, one shifts the
+	// hot loop (text alignment), one fails to build and is fixed by the
+	// next, and all others edit notes or comments only. [Options.Seed]
+	// places the special commits.
+	HistoryBisect = "bisect"
+)
+
+// Metrics printed by the benchmark and read by the job file. Each is the
+// fastest of 40 batches of calls timed in one process, in milliseconds of
+// the thread's CPU time.
+const (
+	MetricText = "text_ms" // a batch of text_kernel calls (ms, lower is better)
+	MetricData = "data_ms" // a batch of data_kernel calls (ms, lower is better)
+)
+
+// DefaultBisectCommits is the length of the "bisect" history when
+// [Options.Commits] is zero.
+const DefaultBisectCommits = 64
+
+// Options selects the history that [Create] commits.
+type Options struct {
+	// History is "demo", "triage" or "bisect" (see the package doc).
+	History string
+	// Commits is the number of commits of the "bisect" history, the base
+	// included: 0 means 64; at least 8. Other histories have a fixed
+	// length and need 0.
+	Commits int
+	// Seed places the special commits of the "bisect" history; the same
+	// seed gives the same history.
+	Seed uint64
+}
+
+// Commit is one commit that [Create] made.
+type Commit struct {
+	Hash    string // full hash
+	Parent  string // full hash of the first parent; "" for the root
+	Label   string // unique within the repository; see [Repo.ByLabel]
+	Subject string // first line of the message
+	Effect  string // one of the Effect constants
+	// Metric names the metric that shows the effect (text_ms or data_ms);
+	// "" when the commit has no effect on any.
+	Metric string
+}
+
+// Repo is a repository that [Create] made.
+type Repo struct {
+	Dir     string // absolute path of the repository
+	JobFile string // absolute path of its perfbot job file
+	History string // Options.History
+	// Commits in the order they were made: first-parent order for the
+	// "demo" and "bisect" histories; for "triage", the base then one
+	// commit per case branch.
+	Commits []Commit
+}
+
+// ByLabel returns the commit with the given label, or the zero Commit.
+//
+// Labels are the effect names for the special commits ("base",
+// "text-alignment", "data-alignment", "real-regression", "no-change" in
+// the demo and triage histories; "base", "text-alignment",
+// "real-regression", "build-failure" and "build-fix" in the bisect
+// history) and "c07" (the commit's index, two digits or more) for the
+// bisect history's other commits.
+func (r *Repo) ByLabel(label string) Commit {
+	for _, c := range r.Commits {
+		if c.Label == label {
+			return c
+		}
+	}
+	return Commit{}
+}
+
+// WithEffect returns the commits whose Effect is effect, in order.
+func (r *Repo) WithEffect(effect string) []Commit {
+	var out []Commit
+	for _, c := range r.Commits {
+		if c.Effect == effect {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Index returns the position of the commit with the given label in
+// r.Commits, or -1.
+func (r *Repo) Index(label string) int {
+	for i, c := range r.Commits {
+		if c.Label == label {
+			return i
+		}
+	}
+	return -1
+}
+
+// Create makes dir (which must not exist or be empty) a git repository
+// holding the benchmark and the history that opt selects, and returns
+// what it made. It needs the git command, not a compiler. On a partial
+// failure dir is left as it is, for inspection.
+func Create(dir string, opt Options) (*Repo, error) {
+	plan, err := planHistory(opt)
+	if err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("demo: %v", err)
+	}
+	if err := emptyDir(abs); err != nil {
+		return nil, err
+	}
+	g := &gitCmd{dir: abs}
+	if err := g.init(); err != nil {
+		return nil, err
+	}
+	repo := &Repo{Dir: abs, JobFile: filepath.Join(abs, JobFileName), History: opt.History}
+	var commits []importCommit
+	for i, st := range plan {
+		files, err := st.tree.files()
+		if err != nil {
+			return nil, err
+		}
+		c := importCommit{ref: "refs/heads/main", parent: i, message: st.subject + "\n\n" + st.body + "\n", files: files}
+		if st.branch != "" {
+			c.ref, c.parent = "refs/heads/"+st.branch, 1
+		}
+		commits = append(commits, c)
+	}
+	hashes, err := g.fastImport(commits)
+	if err != nil {
+		return nil, err
+	}
+	for i, st := range plan {
+		parent := ""
+		if p := commits[i].parent; p > 0 {
+			parent = hashes[p-1]
+		}
+		repo.Commits = append(repo.Commits, Commit{
+			Hash: hashes[i], Parent: parent, Label: st.label, Subject: st.subject,
+			Effect: st.effect, Metric: st.metric,
+		})
+	}
+	// Check out main: the base for "triage", the last commit otherwise.
+	if err := g.run("checkout", "-q", "-f", "main"); err != nil {
+		return nil, err
+	}
+	return repo, nil
+}
+
+// step is one planned commit.
+type step struct {
+	label, effect, metric string
+	subject, body         string
+	branch                string // for triage: branch created at the base before the commit
+	tree                  *tree
+}
+
+func planHistory(opt Options) ([]step, error) {
+	switch opt.History {
+	case HistoryDemo, HistoryTriage:
+		if opt.Commits != 0 {
+			return nil, fmt.Errorf("demo: history %q has a fixed length; Options.Commits must be 0, not %d", opt.History, opt.Commits)
+		}
+		if opt.History == HistoryDemo {
+			return planDemo(), nil
+		}
+		return planTriage(), nil
+	case HistoryBisect:
+		n := opt.Commits
+		if n == 0 {
+			n = DefaultBisectCommits
+		}
+		if n < 8 || n > 10000 {
+			return nil, fmt.Errorf("demo: history %q needs 8 to 10000 commits, not %d", opt.History, n)
+		}
+		return planBisect(n, opt.Seed), nil
+	case "":
+		return nil, fmt.Errorf("demo: Options.History is empty; want %q, %q or %q", HistoryDemo, HistoryTriage, HistoryBisect)
+	}
+	return nil, fmt.Errorf("demo: unknown history %q; want %q, %q or %q", opt.History, HistoryDemo, HistoryTriage, HistoryBisect)
+}
+
+func baseTree() *tree { return &tree{} }
+
+func baseStep(t *tree) step {
+	return step{
+		label: EffectBase, effect: EffectBase, tree: t,
+		subject: "bench: text and data kernels with batch timing",
+		body:    "Two kernels, timed in batches; the fastest batch is printed.",
+	}
+}
+
+func textStep(t *tree) step {
+	t.Words = true
+	return step{
+		label: EffectTextAlignment, effect: EffectTextAlignment, metric: MetricText, tree: t,
+		subject: "bench: add text_words() helper",
+		body:    "For callers that size their own buffers. Not used by the benchmark yet.",
+	}
+}
+
+func dataStep(t *tree) step {
+	t.NoRange = true
+	return step{
+		label: EffectDataAlignment, effect: EffectDataAlignment, metric: MetricData, tree: t,
+		subject: "data: drop unused data_range",
+		body:    "Nothing ever wrote or read it.",
+	}
+}
+
+func realStep(t *tree, full bool) step {
+	if full {
+		t.ExtraWords, t.ExtraWhy = "N", "Check each result with a second pass."
+		return step{
+			label: EffectRealRegression, effect: EffectRealRegression, metric: MetricText, tree: t,
+			subject: "text: check each kernel result with a second pass",
+			body:    "Every text_kernel call is now followed by a verification pass over the same input.",
+		}
+	}
+	t.ExtraWords, t.ExtraWhy = "N * 3 / 10", "Re-scan the head of the input, where new words arrive."
+	return step{
+		label: EffectRealRegression, effect: EffectRealRegression, metric: MetricText, tree: t,
+		subject: "text: re-scan the input head after each call",
+		body:    "New words arrive at the head of the input; scan its first 30 % again after each call.",
+	}
+}
+
+func docStep(t *tree) step {
+	t.Notes = append(t.Notes, "The checksum line is printed so that the kernels cannot be optimised away; it is not a metric.")
+	return step{
+		label: EffectNoChange, effect: EffectNoChange, tree: t,
+		subject: "docs: explain the checksum line",
+		body:    "Documentation only.",
+	}
+}
+
+func planDemo() []step {
+	t := baseTree()
+	s := []step{baseStep(t)}
+	t = t.clone()
+	s = append(s, textStep(t))
+	t = t.clone()
+	s = append(s, realStep(t, true))
+	t = t.clone()
+	return append(s, docStep(t))
+}
+
+func planTriage() []step {
+	base := baseTree()
+	s := []step{baseStep(base)}
+	for _, mk := range []func(*tree) step{
+		textStep,
+		dataStep,
+		func(t *tree) step { return realStep(t, false) },
+		docStep,
+	} {
+		st := mk(base.clone())
+		st.branch = "case/" + st.effect
+		s = append(s, st)
+	}
+	return s
+}
+
+// planBisect plans n commits: the base, then n-1 commits among which sit,
+// at positions drawn from seed, the real regression, the text alignment
+// shift and the broken build (whose next commit fixes it).
+func planBisect(n int, seed uint64) []step {
+	rng := rand.New(rand.NewPCG(seed, 0x70657266626f74)) // "perfbot"
+	// Positions 1..n-1; the broken commit is followed by its fix, so it is
+	// at most n-2 and neither it nor its fix may be a culprit.
+	var realAt, textAt, brokenAt int
+	for {
+		realAt, textAt, brokenAt = 1+rng.IntN(n-1), 1+rng.IntN(n-1), 1+rng.IntN(n-2)
+		if realAt != textAt && realAt != brokenAt && realAt != brokenAt+1 &&
+			textAt != brokenAt && textAt != brokenAt+1 {
+			break
+		}
+	}
+	t := baseTree()
+	s := []step{baseStep(t)}
+	for i := 1; i < n; i++ {
+		t = t.clone()
+		var st step
+		switch i {
+		case realAt:
+			st = realStep(t, false)
+		case textAt:
+			st = textStep(t)
+		case brokenAt:
+			t.Rename = 1
+			st = step{
+				label: EffectBuildFailure, effect: EffectBuildFailure, tree: t,
+				subject: "bench: rename tbest to text_best",
+				body:    "Clearer next to dbest.",
+			}
+		case brokenAt + 1:
+			t.Rename = 2
+			st = step{
+				label: "build-fix", effect: EffectNoChange, tree: t,
+				subject: "bench: finish the text_best rename",
+				body:    "The previous commit renamed the declaration only and broke the build.",
+			}
+		default:
+			st = quietStep(t, i, rng)
+		}
+		s = append(s, st)
+	}
+	return s
+}
+
+// quietStep plans commit i of the bisect history as one that changes
+// nothing measurable: a notes entry or a comment.
+func quietStep(t *tree, i int, rng *rand.Rand) step {
+	label := fmt.Sprintf("c%02d", i)
+	q := quietTopics[rng.IntN(len(quietTopics))]
+	if rng.IntN(3) == 0 {
+		t.Remarks = append(t.Remarks, fmt.Sprintf("Note %d: %s", len(t.Remarks)+1, q.text))
+		return step{
+			label: label, effect: EffectNoChange, tree: t,
+			subject: "bench: comment on " + q.topic,
+			body:    "Comment only.",
+		}
+	}
+	t.Notes = append(t.Notes, fmt.Sprintf("Run %d: %s", i, q.text))
+	return step{
+		label: label, effect: EffectNoChange, tree: t,
+		subject: fmt.Sprintf("notes: log run %d (%s)", i, q.topic),
+		body:    "Documentation only.",
+	}
+}
+
+// quietTopics are the subjects of the bisect history's quiet commits.
+var quietTopics = []struct{ topic, text string }{
+	{"batch sizes", "a batch takes about 2 ms of CPU time."},
+	{"the checksum", "the checksum line keeps the kernels from being optimised away."},
+	{"batch count", "40 batches per process; the fastest one is reported."},
+	{"the input seed", "text_input is filled from the same seed on every run."},
+	{"cache footprint", "data_kernel's arrays stay in L1."},
+	{"a noisy host", "the host's other CPU was busy; the figures are within noise."},
+	{"a kernel update", "re-ran after a kernel update; no difference."},
+	{"the usage message", "bench prints its usage and exits 2 on a bad argument."},
+}
+
+// emptyDir creates dir, or checks that an existing dir is empty.
+func emptyDir(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if os.IsNotExist(err) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("demo: %v", err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("demo: %v", err)
+	}
+	if len(ents) > 0 {
+		return fmt.Errorf("demo: %s is not empty (it holds %s)", dir, ents[0].Name())
+	}
+	return nil
+}
+
+func writeFiles(dir string, files map[string]string) error {
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return fmt.Errorf("demo: %v", err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			return fmt.Errorf("demo: %v", err)
+		}
+	}
+	return nil
+}

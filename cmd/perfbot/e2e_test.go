@@ -144,7 +144,7 @@ func perfbot(t *testing.T, args ...string) (int, string, string) {
 
 type jsonReport struct {
 	Metrics []struct {
-		Metric  string `json:"metric"`
+		Metric      string `json:"metric"`
 		Comparisons []struct {
 			Column      int     `json:"column"`
 			Change      float64 `json:"change"`

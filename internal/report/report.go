@@ -45,19 +45,7 @@ func Summary(t *compare.Table) (regressions, improvements int) {
 	if t == nil {
 		return 0, 0
 	}
-	for _, r := range t.Rows {
-		for i, c := range r.Cells {
-			if i == 0 || c.Delta == nil {
-				continue
-			}
-			if c.Delta.Regression {
-				regressions++
-			} else if c.Delta.Improvement {
-				improvements++
-			}
-		}
-	}
-	return regressions, improvements
+	return t.Regressions()
 }
 
 // check rejects tables the writers cannot lay out.

@@ -1,0 +1,134 @@
+package compare
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/perfbot/perfbot/internal/metric"
+	"github.com/perfbot/perfbot/internal/store"
+)
+
+func samples(vals ...float64) []store.Sample {
+	out := make([]store.Sample, len(vals))
+	for i, v := range vals {
+		out[i] = store.Sample{Run: i + 1, Value: v}
+	}
+	return out
+}
+
+// noisy returns n samples around mean with relative noise cv.
+func noisy(rng *rand.Rand, n int, mean, cv float64) []store.Sample {
+	vals := make([]float64, n)
+	for i := range vals {
+		vals[i] = mean * math.Exp(rng.NormFloat64()*cv)
+	}
+	return samples(vals...)
+}
+
+func cols(n int) []Column {
+	c := make([]Column, n)
+	for i := range c {
+		c[i] = Column{ID: string(rune('a' + i))}
+	}
+	return c
+}
+
+// TestBuildDirections checks the regression/improvement decision against
+// known truth in both directions of "better" (issue 2: exit status 1 must
+// mean a real regression).
+func TestBuildDirections(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	base := noisy(rng, 10, 100, 0.01)
+	slower := noisy(rng, 10, 130, 0.01)
+	same := noisy(rng, 10, 100, 0.01)
+	for _, paired := range []bool{true, false} {
+		tab := Build(cols(3), []Series{
+			{Metric: "ms", Better: metric.LowerIsBetter, KPI: true, Samples: [][]store.Sample{base, slower, same}},
+			{Metric: "ops", Better: metric.HigherIsBetter, KPI: true, Samples: [][]store.Sample{base, slower, same}},
+		}, paired, 0.01)
+		ms, ops := tab.Rows[0], tab.Rows[1]
+		if d := ms.Cells[1].Delta; !d.Regression || d.Improvement || !d.LKPChanged || math.Abs(d.Change-30) > 3 {
+			t.Errorf("paired=%v: 30%% slower time: %+v, want a regression of about +30%%", paired, d)
+		}
+		if d := ops.Cells[1].Delta; d.Regression || !d.Improvement {
+			t.Errorf("paired=%v: 30%% more ops: %+v, want an improvement", paired, d)
+		}
+		if d := ms.Cells[2].Delta; d.Regression || d.Improvement {
+			t.Errorf("paired=%v: unchanged column: %+v, want neither", paired, d)
+		}
+		if ms.Cells[0].Delta != nil {
+			t.Errorf("base column has a delta")
+		}
+		if reg, imp := tab.Regressions(); reg != 1 || imp != 1 {
+			t.Errorf("paired=%v: Regressions() = %d, %d; want 1, 1", paired, reg, imp)
+		}
+		wantTest := map[bool]string{true: "wilcoxon", false: "mann-whitney"}[paired]
+		if got := ms.Cells[1].Delta.Stat.Test; got != wantTest {
+			t.Errorf("paired=%v: test %q, want %q", paired, got, wantTest)
+		}
+	}
+}
+
+// TestBuildPerRunAndPairs checks that several values of one run count as
+// one sample (their median) and that pairs are matched by run number, with
+// runs missing on one side left out of the paired test.
+func TestBuildPerRunAndPairs(t *testing.T) {
+	a := []store.Sample{{Run: 1, Value: 10}, {Run: 1, Value: 30}, {Run: 1, Value: 20}, {Run: 2, Value: 11}, {Run: 3, Value: 12}, {Run: 4, Value: 13}}
+	b := []store.Sample{{Run: 2, Value: 22}, {Run: 3, Value: 24}, {Run: 4, Value: 26}, {Run: 5, Value: 99}}
+	tab := Build(cols(2), []Series{{Metric: "x", KPI: true, Samples: [][]store.Sample{a, b}}}, true, 0.05)
+	c0, c1 := tab.Rows[0].Cells[0], tab.Rows[0].Cells[1]
+	if want := []float64{20, 11, 12, 13}; !equal(c0.Samples, want) {
+		t.Errorf("base samples %v, want %v (run 1 reduced to its median)", c0.Samples, want)
+	}
+	if c1.Delta.Stat.N != 3 {
+		t.Errorf("paired test on %d pairs, want 3 (runs 2-4 are on both sides)", c1.Delta.Stat.N)
+	}
+}
+
+// TestBuildPoints checks lkp's rule for stats ending in %: the change is the
+// difference in points.
+func TestBuildPoints(t *testing.T) {
+	tab := Build(cols(2), []Series{{Metric: "miss-rate%", Samples: [][]store.Sample{samples(1, 1, 1), samples(3, 3, 3)}}}, false, 0.05)
+	row := tab.Rows[0]
+	if !row.Points || row.Cells[1].Delta.Change != 2 {
+		t.Errorf("points row: Points=%v change=%v, want true and 2", row.Points, row.Cells[1].Delta.Change)
+	}
+}
+
+// TestBuildEmptyColumn: a column without samples has no delta and no panic.
+func TestBuildEmptyColumn(t *testing.T) {
+	tab := Build(cols(2), []Series{{Metric: "x", Samples: [][]store.Sample{samples(1, 2, 3), nil}}}, true, 0)
+	if tab.Rows[0].Cells[1].Delta != nil || tab.Alpha != DefaultAlpha {
+		t.Errorf("empty column: delta %+v alpha %v", tab.Rows[0].Cells[1].Delta, tab.Alpha)
+	}
+}
+
+// TestBuildManyRowsDeterministic checks that spreading rows over CPUs keeps
+// every row in its place.
+func TestBuildManyRowsDeterministic(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	var series []Series
+	for i := 0; i < 500; i++ {
+		series = append(series, Series{Metric: string(rune('A'+i%26)) + string(rune('0'+i%10)), KPI: true,
+			Samples: [][]store.Sample{noisy(rng, 6, float64(i+1), 0.02), noisy(rng, 6, float64(i+1), 0.02)}})
+	}
+	tab := Build(cols(2), series, false, 0.05)
+	for i, r := range tab.Rows {
+		if r.Metric != series[i].Metric || math.Abs(r.Cells[0].Summary.Mean/float64(i+1)-1) > 0.1 {
+			t.Fatalf("row %d is %q with mean %v: rows out of place", i, r.Metric, r.Cells[0].Summary.Mean)
+		}
+	}
+}
+
+func equal(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

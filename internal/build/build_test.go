@@ -1,0 +1,146 @@
+package build
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perfbot/perfbot/internal/gitrev"
+	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/store"
+)
+
+type bundle struct {
+	builder *Builder
+	repo    *gitrev.Repo
+	dir     string
+}
+
+func setup(t *testing.T, files map[string]string) (*bundle, gitrev.Commit) {
+	t.Helper()
+	for _, tool := range []string{"git", "gcc"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("skipping: %s not installed", tool)
+		}
+	}
+	dir := t.TempDir()
+	repoDir := filepath.Join(dir, "repo")
+	os.MkdirAll(repoDir, 0o755)
+	for p, c := range files {
+		if err := os.WriteFile(filepath.Join(repoDir, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repoDir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	ctx := context.Background()
+	repo, err := gitrev.Open(ctx, repoDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := repo.Resolve(ctx, "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(filepath.Join(dir, ".perfbot"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return &bundle{builder: &Builder{Repo: repo, Store: st, Dir: filepath.Join(dir, ".perfbot")}, repo: repo, dir: dir}, c
+}
+
+func testJob(command string, artifacts ...string) *job.Job {
+	return &job.Job{Build: job.Build{Command: command, Artifacts: artifacts, Timeout: 60e9}}
+}
+
+// TestBuildCachedAndRestored: a second build of the same commit and variant
+// builds nothing, and a removed worktree is restored from the cached
+// artifacts without building.
+func TestBuildCachedAndRestored(t *testing.T) {
+	b, c := setup(t, map[string]string{"main.c": "int main(void){return 0;}\n"})
+	ctx := context.Background()
+	j := testJob("gcc -O2 $CFLAGS -o prog main.c && echo built >> builds.count", "prog")
+	r1, err := b.builder.Build(ctx, j, c, job.Variant{})
+	if err != nil || r1.Cached {
+		t.Fatalf("first build: %v, cached=%v", err, r1 != nil && r1.Cached)
+	}
+	r2, err := b.builder.Build(ctx, j, c, job.Variant{})
+	if err != nil || !r2.Cached || r2.Worktree != r1.Worktree {
+		t.Fatalf("second build: err=%v cached=%v", err, r2.Cached)
+	}
+	// Remove the worktree: the next build restores it from the cache.
+	if err := b.repo.RemoveWorktree(ctx, r1.Worktree); err != nil {
+		t.Fatal(err)
+	}
+	r3, err := b.builder.Build(ctx, j, c, job.Variant{})
+	if err != nil || !r3.Cached {
+		t.Fatalf("restore: err=%v cached=%v", err, r3 != nil && r3.Cached)
+	}
+	if _, err := os.Stat(filepath.Join(r3.Worktree, "prog")); err != nil {
+		t.Errorf("restored worktree lacks the artifact: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(r3.Worktree, "builds.count")); err == nil {
+		t.Errorf("restore ran the build command")
+	}
+	// A variant is another build, with its environment.
+	v := job.Variant{Name: "align64", Env: map[string]string{"CFLAGS": "-falign-functions=64"}}
+	r4, err := b.builder.Build(ctx, j, c, v)
+	if err != nil || r4.Cached || r4.Worktree == r1.Worktree {
+		t.Fatalf("variant build: err=%v cached=%v same worktree=%v", err, r4.Cached, r4.Worktree == r1.Worktree)
+	}
+	if Key(j, c.Hash, v) == Key(j, c.Hash, job.Variant{}) {
+		t.Errorf("variant and plain build share a key")
+	}
+}
+
+// TestBuildFailure: a failed build is reported with the commit and the last
+// lines of its log, wraps ErrFailed, keeps its log, and is remembered.
+func TestBuildFailure(t *testing.T) {
+	b, c := setup(t, map[string]string{"main.c": "int main(void){ return syntax error; }\n"})
+	ctx := context.Background()
+	j := testJob("gcc -o prog main.c", "prog")
+	_, err := b.builder.Build(ctx, j, c, job.Variant{})
+	if !errors.Is(err, ErrFailed) {
+		t.Fatalf("error %v does not wrap ErrFailed", err)
+	}
+	for _, want := range []string{c.Short(), "exit status 1", "error", "build.log"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	_, err2 := b.builder.Build(ctx, j, c, job.Variant{})
+	if !errors.Is(err2, ErrFailed) {
+		t.Errorf("second build of a failed commit: %v", err2)
+	}
+	// A missing artifact is a failure too.
+	j2 := testJob("true", "nothing-here")
+	if _, err := b.builder.Build(ctx, j2, c, job.Variant{}); !errors.Is(err, ErrFailed) || !strings.Contains(err.Error(), `"nothing-here" was not produced`) {
+		t.Errorf("missing artifact: %v", err)
+	}
+}
+
+// TestEnvOrder: variant values may refer to earlier values; PERFBOT_* are set.
+func TestEnvOrder(t *testing.T) {
+	t.Setenv("CFLAGS", "-O1")
+	j := &job.Job{Build: job.Build{Env: map[string]string{"CFLAGS": "${CFLAGS} -O2"}}}
+	v := job.Variant{Name: "a64", Env: map[string]string{"CFLAGS": "${CFLAGS} -falign-functions=64"}}
+	env := Env(j, "abc", v, map[string]string{"X": "1"})
+	got := map[string]string{}
+	for _, kv := range env {
+		k, val, _ := strings.Cut(kv, "=")
+		got[k] = val
+	}
+	if got["CFLAGS"] != "-O1 -O2 -falign-functions=64" || got["PERFBOT_COMMIT"] != "abc" || got["PERFBOT_VARIANT"] != "a64" || got["X"] != "1" {
+		t.Errorf("env: CFLAGS=%q PERFBOT_COMMIT=%q PERFBOT_VARIANT=%q X=%q", got["CFLAGS"], got["PERFBOT_COMMIT"], got["PERFBOT_VARIANT"], got["X"])
+	}
+}

@@ -1,0 +1,114 @@
+package gitrev
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+func gitIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// history makes a repo with commits c0..c3 on main and a merge of a side
+// branch as c4; it returns the repo and the hashes of main's first parents.
+func history(t *testing.T) (*Repo, []string) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("skipping: git not installed")
+	}
+	dir := t.TempDir()
+	gitIn(t, dir, "init", "-q", "-b", "main")
+	var hashes []string
+	commit := func(msg string) {
+		os.WriteFile(filepath.Join(dir, "f"), []byte(msg), 0o644)
+		gitIn(t, dir, "add", "-A")
+		gitIn(t, dir, "commit", "-qm", msg)
+	}
+	for _, m := range []string{"c0", "c1", "c2", "c3"} {
+		commit(m)
+		r, _ := Open(context.Background(), dir)
+		c, _ := r.Resolve(context.Background(), "HEAD")
+		hashes = append(hashes, c.Hash)
+	}
+	gitIn(t, dir, "checkout", "-qb", "side", "HEAD~1")
+	os.WriteFile(filepath.Join(dir, "g"), []byte("side"), 0o644)
+	gitIn(t, dir, "add", "-A")
+	gitIn(t, dir, "commit", "-qm", "side work")
+	gitIn(t, dir, "checkout", "-q", "main")
+	gitIn(t, dir, "merge", "-q", "--no-ff", "-m", "merge side", "side")
+	r, err := Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := r.Resolve(context.Background(), "HEAD")
+	return r, append(hashes, c.Hash)
+}
+
+func TestResolveAndPath(t *testing.T) {
+	ctx := context.Background()
+	r, h := history(t)
+	c, err := r.Resolve(ctx, "main~1")
+	if err != nil || c.Hash != h[3] || c.Subject != "c3" {
+		t.Fatalf("Resolve(main~1) = %+v, %v; want c3 %s", c, err, h[3])
+	}
+	for _, bad := range []string{"nope", "", "--all", h[0][:7] + "zz"} {
+		if _, err := r.Resolve(ctx, bad); !errors.Is(err, ErrUnknownRevision) {
+			t.Errorf("Resolve(%q): %v, want ErrUnknownRevision", bad, err)
+		}
+	}
+	path, err := r.FirstParentPath(ctx, h[0], h[4])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range path {
+		got = append(got, c.Subject)
+	}
+	// The side branch's commit is not on the first-parent path.
+	if want := []string{"c1", "c2", "c3", "merge side"}; len(got) != len(want) || got[0] != want[0] || got[3] != want[3] {
+		t.Errorf("first-parent path %v, want %v", got, want)
+	}
+	if _, err := r.FirstParentPath(ctx, h[3], h[1]); err == nil {
+		t.Errorf("swapped good and bad: no error")
+	}
+	p, err := r.Parent(ctx, h[2])
+	if err != nil || p.Hash != h[1] {
+		t.Errorf("Parent = %v, %v", p, err)
+	}
+}
+
+func TestWorktree(t *testing.T) {
+	ctx := context.Background()
+	r, h := history(t)
+	wt := filepath.Join(t.TempDir(), "wt", "x")
+	if err := r.AddWorktree(ctx, wt, h[1]); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(wt, "f")); string(data) != "c1" {
+		t.Errorf("worktree holds %q, want c1", data)
+	}
+	// A worktree whose folder vanished (a killed perfbot) does not block a new one.
+	os.RemoveAll(wt)
+	if err := r.AddWorktree(ctx, wt, h[2]); err != nil {
+		t.Fatalf("re-adding a vanished worktree: %v", err)
+	}
+	if err := r.RemoveWorktree(ctx, wt); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(wt); !os.IsNotExist(err) {
+		t.Errorf("worktree still there: %v", err)
+	}
+	if _, err := Open(ctx, t.TempDir()); err == nil {
+		t.Errorf("Open of a non-repository: no error")
+	}
+}

@@ -1,0 +1,145 @@
+package measure
+
+import (
+	"context"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perfbot/perfbot/internal/build"
+	"github.com/perfbot/perfbot/internal/gitrev"
+	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/store"
+)
+
+// setup makes a repo with two commits whose "benchmark" is a shell script,
+// and a store and builder for it.
+func setup(t *testing.T, script string) (Options, []Target) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("skipping: git not installed")
+	}
+	dir := t.TempDir()
+	repoDir := filepath.Join(dir, "repo")
+	os.MkdirAll(repoDir, 0o755)
+	git := func(args ...string) {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		cmd.Dir = repoDir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q")
+	ctx := context.Background()
+	var targets []Target
+	for _, v := range []string{"1", "2"} {
+		os.WriteFile(filepath.Join(repoDir, "bench.sh"), []byte(strings.ReplaceAll(script, "VERSION", v)), 0o755)
+		git("add", "-A")
+		git("commit", "-qm", "v"+v)
+		repo, _ := gitrev.Open(ctx, repoDir)
+		c, err := repo.Resolve(ctx, "HEAD")
+		if err != nil {
+			t.Fatal(err)
+		}
+		targets = append(targets, Target{Commit: c})
+	}
+	repo, _ := gitrev.Open(ctx, repoDir)
+	st, err := store.Open(filepath.Join(dir, ".perfbot"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return Options{Store: st, Builder: &build.Builder{Repo: repo, Store: st, Dir: filepath.Join(dir, ".perfbot")}, CPU: -1,
+		Rand: rand.New(rand.NewSource(1))}, targets
+}
+
+func loadJob(t *testing.T, runs string) *job.Job {
+	t.Helper()
+	jobs, err := job.Parse("/x/job.yaml", []byte(`repo: .
+build: {command: "true"}
+run: {command: "sh bench.sh", timeout: 5s}
+runs: `+runs+`
+warmup: 1
+metrics:
+  - {name: work_ms, regex: 'work_ms: (?P<value>[0-9.]+)', better: lower}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jobs[0]
+}
+
+type countRuns struct{ order []string }
+
+func (c *countRuns) Building(int, int, Target)                    {}
+func (c *countRuns) Built(int, int, Target, *build.Result, error) {}
+func (c *countRuns) Ran(_, _ int, t Target, r *store.RunRecord)   { c.order = append(c.order, t.Commit.Hash) }
+
+func TestMeasureInterleavesAndResumes(t *testing.T) {
+	opt, targets := setup(t, "echo work_ms: VERSION.5\n")
+	j := loadJob(t, "4")
+	prog := &countRuns{}
+	opt.Progress = prog
+	out, err := Measure(context.Background(), j, targets, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Taken != 8 || len(prog.order) != 8 {
+		t.Fatalf("took %d runs, want 8", out.Taken)
+	}
+	// Interleaved: every round of two runs holds both commits.
+	for i := 0; i < 8; i += 2 {
+		if prog.order[i] == prog.order[i+1] {
+			t.Errorf("runs %d and %d are both of %s: not interleaved (%v)", i, i+1, prog.order[i][:7], prog.order)
+		}
+	}
+	for i, tgt := range out.Targets {
+		if len(tgt.Runs) != 4 {
+			t.Fatalf("target %d has %d stored runs", i, len(tgt.Runs))
+		}
+	}
+	samples, err := opt.Store.Samples(context.Background(), j.Key(), []string{targets[0].Commit.Hash, targets[1].Commit.Hash}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := samples[targets[1].Commit.Hash]["work_ms"]; len(s) != 4 || s[0].Value != 2.5 {
+		t.Errorf("commit 2 samples %v, want four of 2.5", s)
+	}
+	// Again: nothing to take. With more runs: only the missing ones.
+	out, err = Measure(context.Background(), j, targets, opt)
+	if err != nil || out.Taken != 0 {
+		t.Fatalf("second measure took %d runs (err %v), want 0", out.Taken, err)
+	}
+	opt.Runs = 6
+	out, err = Measure(context.Background(), j, targets, opt)
+	if err != nil || out.Taken != 4 {
+		t.Fatalf("measure with 6 runs took %d (err %v), want the 4 missing", out.Taken, err)
+	}
+}
+
+func TestMeasureFailedRuns(t *testing.T) {
+	// Commit 1 crashes; commit 2 prints garbage instead of the metric.
+	opt, targets := setup(t, `if [ VERSION = 1 ]; then echo boom >&2; exit 3; fi; echo work_ms: lots`+"\n")
+	j := loadJob(t, "3")
+	out, err := Measure(context.Background(), j, targets, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range out.Targets[0].Runs {
+		if r.Status != store.RunCrashed || !strings.Contains(r.Reason, "exit status 3") || !strings.Contains(r.Reason, "boom") {
+			t.Errorf("crashing run: status %q reason %q", r.Status, r.Reason)
+		}
+	}
+	for _, r := range out.Targets[1].Runs {
+		if r.Status != store.RunNoMetric || !strings.Contains(r.Reason, "work_ms") {
+			t.Errorf("garbage run: status %q reason %q", r.Status, r.Reason)
+		}
+	}
+	samples, _ := opt.Store.Samples(context.Background(), j.Key(), []string{targets[0].Commit.Hash}, "")
+	if n := len(samples[targets[0].Commit.Hash]["work_ms"]); n != 0 {
+		t.Errorf("failed runs gave %d samples", n)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -316,18 +317,29 @@ func tableFromStore(ctx context.Context, a *app, st *store.Store, j *job.Job, ou
 
 // compareFiles compares Go benchmark result files, like benchstat.
 func compareFiles(a *app, f compareFlags, paths []string) error {
+	// Read the files in parallel: parsing is most of the work.
+	files := make([]*metric.BenchFile, len(paths))
+	errs := make([]error, len(paths))
+	var wg sync.WaitGroup
+	for i, p := range paths {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			files[i], errs[i] = metric.ReadGoBenchFile(p)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
 	var cols []compare.Column
 	index := map[string]int{}
 	var series []compare.Series
-	for c, p := range paths {
-		bf, err := metric.ReadGoBenchFile(p)
-		if err != nil {
-			return err
-		}
+	for c, bf := range files {
 		for _, w := range bf.Warnings {
 			fmt.Fprintf(a.stderr, "perfbot: warning: %v\n", w)
 		}
-		cols = append(cols, compare.Column{ID: p})
+		cols = append(cols, compare.Column{ID: paths[c]})
 		for _, m := range bf.Series {
 			key := m.Config + "\x00" + m.Name + "\x00" + m.Unit
 			i, ok := index[key]
@@ -342,14 +354,9 @@ func compareFiles(a *app, f compareFlags, paths []string) error {
 				ss[k] = store.Sample{Run: k + 1, Value: v}
 			}
 			series[i].Samples[c] = ss
+			cols[c].Runs = max(cols[c].Runs, len(m.Values))
 		}
-	}
-	for i := range cols {
-		for _, s := range series {
-			if n := len(s.Samples[i]); n > cols[i].Runs {
-				cols[i].Runs = n
-			}
-		}
+		files[c] = nil // the series hold the values now: let the parse go
 	}
 	t := compare.Build(cols, series, false, f.alpha)
 	if err := report.Write(a.stdout, t, report.Options{All: f.all, Format: f.format}); err != nil {

@@ -127,6 +127,18 @@ type runValue struct {
 // perRun reduces samples to one value per run (the median of that run's
 // values), in run order.
 func perRun(samples []store.Sample) []runValue {
+	// The common case, one value per run in run order, needs no grouping.
+	simple := true
+	for i := 1; i < len(samples) && simple; i++ {
+		simple = samples[i].Run > samples[i-1].Run
+	}
+	if simple {
+		out := make([]runValue, len(samples))
+		for i, s := range samples {
+			out[i] = runValue{s.Run, s.Value}
+		}
+		return out
+	}
 	byRun := map[int][]float64{}
 	var order []int
 	for _, s := range samples {

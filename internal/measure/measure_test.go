@@ -76,7 +76,9 @@ type countRuns struct{ order []string }
 
 func (c *countRuns) Building(int, int, Target)                    {}
 func (c *countRuns) Built(int, int, Target, *build.Result, error) {}
-func (c *countRuns) Ran(_, _ int, t Target, r *store.RunRecord)   { c.order = append(c.order, t.Commit.Hash) }
+func (c *countRuns) Ran(_, _ int, t Target, r *store.RunRecord) {
+	c.order = append(c.order, t.Commit.Hash)
+}
 
 func TestMeasureInterleavesAndResumes(t *testing.T) {
 	opt, targets := setup(t, "echo work_ms: VERSION.5\n")

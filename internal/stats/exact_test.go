@@ -516,3 +516,45 @@ func TestCachesConcurrent(t *testing.T) {
 		t.Errorf("tables do not end at 1")
 	}
 }
+
+// TestFastUTestTiedMatchesBenchmath checks the cached tied distribution
+// against benchmath (go-moremath's memoised recursion) on random samples
+// with ties of every shape, sizes 10 to 25 a side.
+func TestFastUTestTiedMatchesBenchmath(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	taken := 0
+	for iter := range 300 {
+		m, n := 10+r.IntN(16), 10+r.IntN(16)
+		// Coarse values make ties: 1 to 3 decimals of resolution.
+		q := []float64{1, 10, 100}[iter%3]
+		draw := func(k int, shift float64) []float64 {
+			xs := make([]float64, k)
+			for i := range xs {
+				xs[i] = math.Round((1+shift+0.03*r.NormFloat64())*q) / q
+			}
+			slices.Sort(xs)
+			return xs
+		}
+		a, b := draw(m, 0), draw(n, r.NormFloat64()*0.02)
+		p, ok := fastUTestTied(a, b, 0.05)
+		if !ok {
+			continue
+		}
+		taken++
+		th := &benchmath.Thresholds{CompareAlpha: 0.05}
+		want := benchmath.AssumeNothing.Compare(benchmath.NewSample(slices.Clone(a), th), benchmath.NewSample(slices.Clone(b), th))
+		if !near(p, math.Min(want.P, 1), 1e-9) || len(want.Warnings) != 0 {
+			t.Fatalf("q=%v %d+%d %v %v: tied p %v, benchmath %v (%v)", q, m, n, a, b, p, want.P, want.Warnings)
+		}
+		if c := CompareUnpaired(a, b, 0.05); c.P != p {
+			t.Fatalf("CompareUnpaired P %v, tied path %v", c.P, p)
+		}
+	}
+	if taken < 180 {
+		t.Fatalf("tied path taken %d times of 300, want most", taken)
+	}
+	// Outside 10..25 a side, benchmath decides.
+	if _, ok := fastUTestTied(seq(1, 1, 26), append(seq(1, 1, 25), 1), 0.05); ok {
+		t.Errorf("26 a side: tied fast path taken")
+	}
+}

@@ -44,6 +44,8 @@ func compareUnpaired(a, b []float64, alpha, conf float64, warns []error) Compari
 	c.Test = "mann-whitney"
 	if p, ok := fastUTest(a, b, alpha); ok {
 		c.P = p
+	} else if p, ok := fastUTestTied(a, b, alpha); ok {
+		c.P = p
 	} else {
 		th := &benchmath.Thresholds{CompareAlpha: alpha}
 		res := benchmath.AssumeNothing.Compare(&benchmath.Sample{Values: a, Thresholds: th}, &benchmath.Sample{Values: b, Thresholds: th})

@@ -2,11 +2,20 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"math"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/perfbot/perfbot/internal/compare"
+	metricpkg "github.com/perfbot/perfbot/internal/metric"
+	"github.com/perfbot/perfbot/internal/report"
+	"github.com/perfbot/perfbot/internal/store"
 )
 
 // BenchmarkCompareFiles is issue 2's benchmark (a) on Go benchmark files:
@@ -30,4 +39,55 @@ func BenchmarkCompareFiles(b *testing.B) {
 		})
 	}
 	_ = os.RemoveAll(dir)
+}
+
+// BenchmarkCompareStored is issue 2's benchmark (a) on stored results:
+// loading 2 commits x 20 runs x 10,000 metrics from the SQLite store,
+// building the comparison and writing the 0-day table, as "perfbot
+// compare" does after measuring.
+func BenchmarkCompareStored(b *testing.B) {
+	ctx := context.Background()
+	st, err := store.Open(filepath.Join(b.TempDir(), ".perfbot"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	rng := rand.New(rand.NewSource(1))
+	commits := []string{strings.Repeat("a", 40), strings.Repeat("b", 40)}
+	const metrics, runs = 10000, 20
+	for r := 1; r <= runs; r++ {
+		for c, h := range commits {
+			rec := &store.RunRecord{RunKey: store.RunKey{Job: "bench", Commit: h, Index: r}, Status: store.RunOK, CPU: -1}
+			for m := 0; m < metrics; m++ {
+				v := 1000 * (1 + float64(m%97)/10) * math.Exp(rng.NormFloat64()*0.03)
+				if c == 1 && m < metrics/10 {
+					v *= 1.05
+				}
+				rec.Values = append(rec.Values, metricpkg.Value{Name: fmt.Sprintf("m%05d", m), Unit: "ns/op", Better: metricpkg.LowerIsBetter, Value: v})
+			}
+			if err := st.PutRun(ctx, rec); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		samples, err := st.Samples(ctx, "bench", commits, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		infos, err := st.Metrics(ctx, "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		series := make([]compare.Series, len(infos))
+		for k, m := range infos {
+			series[k] = compare.Series{Metric: m.Name, Unit: m.Unit, Better: m.Better, KPI: true,
+				Samples: [][]store.Sample{samples[commits[0]][m.Name], samples[commits[1]][m.Name]}}
+		}
+		t := compare.Build([]compare.Column{{ID: commits[0]}, {ID: commits[1]}}, series, true, 0.05)
+		if err := report.Write(io.Discard, t, report.Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/perfbot/perfbot/internal/demo"
 )
 
 // These end-to-end tests drive perfbot the way a user does, on real git
@@ -209,5 +211,29 @@ func TestCompareRegression(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("no work_ms with two comparisons in JSON:\n%s", out)
+	}
+}
+
+// TestLayoutDiffJob: "perfbot layout diff JOB REV1 REV2" builds both
+// revisions of the demo and names the added function as the cause of the
+// hot loop's move to the other side of a cache-line boundary (issue 3).
+func TestLayoutDiffJob(t *testing.T) {
+	requireTools(t, "git", "gcc", "make")
+	repo, err := demo.Create(filepath.Join(t.TempDir(), "demo"), demo.Options{History: "demo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, text := repo.ByLabel("base"), repo.ByLabel("text-alignment")
+	code, out, errOut := perfbot(t, "layout", "diff", repo.JobFile, base.Hash, text.Hash)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	for _, want := range []string{"text_kernel", "added text_words", "line offset 45 -> 61", "crosses a line"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("layout diff lacks %q:\n%s", want, out)
+		}
+	}
+	if code, _, errOut := perfbot(t, "layout", "diff", "--artifact", "nope", repo.JobFile, base.Hash, text.Hash); code != exitError || !strings.Contains(errOut, `"nope"`) {
+		t.Errorf("unknown artifact: exit %d, %s", code, errOut)
 	}
 }

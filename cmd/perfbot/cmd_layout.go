@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/layout"
+	"github.com/perfbot/perfbot/internal/profile"
+	"github.com/perfbot/perfbot/internal/report"
+)
+
+func init() { commands = append(commands, newLayoutCmd) }
+
+// layoutFlags are the flags of perfbot layout diff.
+type layoutFlags struct {
+	profile string
+	format  string
+	symbol  string
+	pad     string
+	padSet  bool
+	padOut  string
+	top     int
+	runs    int
+	// For two revisions of a job:
+	artifact string
+	variant  string
+	storeDir string
+}
+
+// padFileName is the assembler file --pad-out writes.
+const padFileName = "perfbot-pad.s"
+
+func newLayoutCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "layout",
+		Short: "explain how code and data moved between two builds",
+	}
+	cmd.AddCommand(newLayoutDiffCmd(a))
+	return cmd
+}
+
+func newLayoutDiffCmd(a *app) *cobra.Command {
+	var f layoutFlags
+	cmd := &cobra.Command{
+		Use:   "diff A B | diff JOB REV1 REV2",
+		Short: "say which hot functions, loops and objects changed their place in cache lines",
+		Long: `Layout diff reads every function and data object of two builds A (before)
+and B (after) and explains how they moved: for each symbol found in both,
+its shift and its offset mod 64 (and 32, 4096) in both, the 64-byte lines it
+touches, whether it newly straddles a line; the shift runs of each section
+(consecutive symbols that moved by the same amount) with their cause, the
+symbol added, removed or resized just before the run; the writable objects
+that gained or lost a shared cache line (false-sharing candidates); and for
+the top-ranked and hot functions, each loop's offset in its line, length,
+and whether it crosses a line, in both builds.
+
+A and B are ELF files (executables, PIE or not, static or dynamic, shared
+libraries, objects; C, C++ or Go; not stripped) or System.map / nm listings
+of kernels whose vmlinux is not at hand. With a job file and two revisions
+instead, perfbot builds both (or takes them from its build cache) and diffs
+the job's first artifact, or --artifact.
+
+With --profile (perf report --stdio or perf script output, folded stacks, a
+pprof profile or a callgrind.out file) changes are ranked by how hot the
+function is; without one, by how much its alignment class changed.
+
+--pad SYMBOL (or --pad '' for the top-ranked change) computes the bytes to
+insert in B to give SYMBOL back its offset mod 64 from A; --pad-out DIR
+writes them as a GNU assembler file (DIR/perfbot-pad.s) to link before the
+program's objects, to prove that the layout change caused a slowdown.
+
+Exit status: 0 success, 2 error.`,
+		Args: cobra.RangeArgs(2, 3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.padSet = cmd.Flags().Changed("pad")
+			if f.padOut != "" && !f.padSet {
+				return fmt.Errorf("layout diff: --pad-out needs --pad SYMBOL (or --pad '' for the top-ranked change)")
+			}
+			if isJobFile(args[0]) {
+				if len(args) != 3 {
+					return fmt.Errorf("layout diff %s: need two revisions", args[0])
+				}
+				pathA, pathB, err := buildArtifacts(cmd.Context(), a, f, args[0], args[1], args[2])
+				if err != nil {
+					return err
+				}
+				return layoutDiffFiles(a, f, pathA, pathB)
+			}
+			if len(args) != 2 {
+				return fmt.Errorf("layout diff: want two binaries, or a job file (.yaml) and two revisions")
+			}
+			return layoutDiffFiles(a, f, args[0], args[1])
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.profile, "profile", "", "profile `FILE` that says which functions are hot (perf report/script, folded, pprof, callgrind)")
+	fl.StringVar(&f.format, "format", "text", "output format: text or json")
+	fl.StringVar(&f.symbol, "symbol", "", "show this `SYMBOL` first, in full, with its loops")
+	fl.StringVar(&f.pad, "pad", "", "propose padding that restores `SYMBOL`'s offset mod 64 ('' for the top-ranked change)")
+	fl.StringVar(&f.padOut, "pad-out", "", "write the padding as DIR/"+padFileName)
+	fl.IntVar(&f.top, "top", 0, "ranked changes to print (default 10; -1 for all)")
+	fl.IntVar(&f.runs, "runs", 0, "shift runs to print (default 8; -1 for all)")
+	fl.StringVar(&f.artifact, "artifact", "", "with a job: the artifact to diff (default: the job's first)")
+	fl.StringVar(&f.variant, "variant", "", "with a job: build both revisions with this build variant")
+	fl.StringVar(&f.storeDir, "store", "", "with a job: results store folder (default: .perfbot next to the job file)")
+	return cmd
+}
+
+// buildArtifacts builds two revisions of a job (or finds them in the build
+// cache) and returns the paths of the artifact to diff in both.
+func buildArtifacts(ctx context.Context, a *app, f layoutFlags, jobFile, revA, revB string) (string, string, error) {
+	jobs, err := job.Load(jobFile)
+	if err != nil {
+		return "", "", err
+	}
+	j := jobs[0]
+	artifact := f.artifact
+	if artifact == "" {
+		if len(j.Build.Artifacts) == 0 {
+			return "", "", fmt.Errorf("%s: build.artifacts is empty: name the binaries whose layout matters", jobFile)
+		}
+		artifact = j.Build.Artifacts[0]
+	} else if !slices.Contains(j.Build.Artifacts, artifact) {
+		return "", "", fmt.Errorf("--artifact %q: not among the job's build.artifacts %v", artifact, j.Build.Artifacts)
+	}
+	v, ok := j.Variant(f.variant)
+	if !ok {
+		return "", "", fmt.Errorf("--variant %q: job %s declares no such variant", f.variant, j.File)
+	}
+	s, err := openSession(ctx, j, f.storeDir)
+	if err != nil {
+		return "", "", err
+	}
+	defer s.store.Close()
+	commits, err := s.resolve(ctx, []string{revA, revB})
+	if err != nil {
+		return "", "", err
+	}
+	var paths []string
+	for _, c := range commits {
+		res, err := s.builder.Build(ctx, j, c, v)
+		if err != nil {
+			return "", "", err
+		}
+		fmt.Fprintf(a.stderr, "perfbot: %s %s: %s\n", c.Short(), artifact, filepath.Join(res.Record.ArtifactDir, artifact))
+		paths = append(paths, filepath.Join(res.Record.ArtifactDir, artifact))
+	}
+	return paths[0], paths[1], nil
+}
+
+// layoutDiffFiles diffs the layouts of two build outputs and writes the
+// report. It is the seam for diffing two revisions of a job: build both,
+// then call it with the two binaries.
+func layoutDiffFiles(a *app, f layoutFlags, pathA, pathB string) error {
+	if f.format != "text" && f.format != "json" {
+		return fmt.Errorf("layout diff: unknown --format %q (want text or json)", f.format)
+	}
+	var opt layout.DiffOptions
+	if f.profile != "" {
+		h, err := profile.Read(f.profile)
+		if err != nil {
+			return fmt.Errorf("layout diff: %w", err)
+		}
+		opt.Hot = h
+	}
+	if f.symbol != "" {
+		opt.Symbols = append(opt.Symbols, f.symbol)
+	}
+	if f.padSet && f.pad != "" {
+		opt.Symbols = append(opt.Symbols, f.pad)
+	}
+	ba, err := layout.Open(pathA)
+	if err != nil {
+		return fmt.Errorf("layout diff: reading A: %w", err)
+	}
+	bb, err := layout.Open(pathB)
+	if err != nil {
+		return fmt.Errorf("layout diff: reading B: %w", err)
+	}
+	d := layout.Diff(ba, bb, opt)
+
+	ropt := report.LayoutOptions{Top: f.top, Runs: f.runs, Symbol: f.symbol}
+	if f.padSet {
+		p, err := layout.ProposePadding(d, f.pad)
+		if err != nil {
+			return fmt.Errorf("layout diff: --pad: %w", err)
+		}
+		ropt.Padding = p
+		if f.padOut != "" {
+			if err := os.MkdirAll(f.padOut, 0o755); err != nil {
+				return fmt.Errorf("layout diff: --pad-out: %w", err)
+			}
+			out := filepath.Join(f.padOut, padFileName)
+			if err := os.WriteFile(out, []byte(p.Asm()), 0o644); err != nil {
+				return fmt.Errorf("layout diff: --pad-out: %w", err)
+			}
+			fmt.Fprintf(a.stderr, "perfbot: wrote %s (%d bytes into %s before %s)\n", out, p.Bytes, p.Section, p.Before.Name)
+		}
+	}
+	if f.format == "json" {
+		return report.WriteLayoutJSON(a.stdout, d, ropt)
+	}
+	return report.WriteLayoutText(a.stdout, d, ropt)
+}

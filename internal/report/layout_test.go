@@ -1,0 +1,229 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perfbot/perfbot/internal/layout"
+	"github.com/perfbot/perfbot/internal/profile"
+)
+
+var layoutUpdate = flag.Bool("update-layout", false, "rewrite the layout golden files in testdata")
+
+// layoutGolden compares got with testdata/name, or rewrites it with
+// -update-layout.
+func layoutGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *layoutUpdate {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update-layout to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (go test -update-layout rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+// layoutSeedDiff diffs the two checked-in symbol maps: the seed report's
+// case (a static key removed from .bss) plus a function added before a hot
+// one and a gcc clone rename.
+func layoutSeedDiff(t *testing.T, hot bool) *layout.DiffResult {
+	t.Helper()
+	a, err := layout.Open(filepath.Join("testdata", "layout_a.map"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := layout.Open(filepath.Join("testdata", "layout_b.map"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var opt layout.DiffOptions
+	if hot {
+		h, err := profile.Read(filepath.Join("testdata", "layout_hot.folded"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt.Hot = h
+	}
+	return layout.Diff(a, b, opt)
+}
+
+func TestLayoutGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		hot  bool
+		pad  string
+		opt  LayoutOptions
+	}{
+		{"layout_seed", false, "", LayoutOptions{}},
+		{"layout_seed_profile", true, "", LayoutOptions{}},
+		{"layout_seed_pad", false, "mutex_stats", LayoutOptions{Symbol: "mutex_stats", Top: 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := layoutSeedDiff(t, tc.hot)
+			opt := tc.opt
+			if tc.pad != "" {
+				p, err := layout.ProposePadding(d, tc.pad)
+				if err != nil {
+					t.Fatal(err)
+				}
+				opt.Padding = p
+			}
+			var text, js bytes.Buffer
+			if err := WriteLayoutText(&text, d, opt); err != nil {
+				t.Fatal(err)
+			}
+			if err := WriteLayoutJSON(&js, d, opt); err != nil {
+				t.Fatal(err)
+			}
+			layoutGolden(t, tc.name+".txt", text.Bytes())
+			layoutGolden(t, tc.name+".json", js.Bytes())
+		})
+	}
+}
+
+// TestLayoutTextSeed checks the facts the text report must carry for the
+// seed case, independently of the golden file.
+func TestLayoutTextSeed(t *testing.T) {
+	d := layoutSeedDiff(t, false)
+	var b bytes.Buffer
+	if err := WriteLayoutText(&b, d, LayoutOptions{Symbol: "do_one.isra.0"}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"Symbol do_one.isra.0:",
+		"removed mds_user_clear (16 bytes)",
+		"added new_fast_path (48 bytes)",
+		"mutex_stats  .bss object",
+		"offset mod 64 0 -> 48",
+		"gained: switch_mm_cond_ibpb and mutex_stats now share line 0xffffffff82001000",
+		"ranked by alignment-class change (no profile given)",
+		"do_one.isra.0 (was do_one)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text report lacks %q:\n%s", want, out)
+		}
+	}
+	// Shift runs come before the ranked list, which comes before the pairs.
+	i, j, k := strings.Index(out, "Where the shifts start"), strings.Index(out, "Most likely to matter"), strings.Index(out, "False-sharing")
+	if !(i >= 0 && i < j && j < k) {
+		t.Errorf("sections out of order: runs %d, ranked %d, pairs %d", i, j, k)
+	}
+}
+
+func TestLayoutProfileRanking(t *testing.T) {
+	d := layoutSeedDiff(t, true)
+	var b bytes.Buffer
+	if err := WriteLayoutText(&b, d, LayoutOptions{Top: 1}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, "1. mutex_lock  .text func, 60.0% of profile") {
+		t.Errorf("mutex_lock (60%% of the profile, moved) not ranked first:\n%s", out)
+	}
+	if !strings.Contains(out, "more changed symbols") {
+		t.Errorf("Top 1 does not say how many more:\n%s", out)
+	}
+}
+
+// TestLayoutJSONFields decodes the JSON and checks the documented fields.
+func TestLayoutJSONFields(t *testing.T) {
+	d := layoutSeedDiff(t, false)
+	p, err := layout.ProposePadding(d, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WriteLayoutJSON(&b, d, LayoutOptions{Top: -1, Runs: -1, Pairs: -1, Padding: p}); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Version int    `json:"version"`
+		Ranking string `json:"ranking"`
+		A       struct {
+			Format  string `json:"format"`
+			Symbols int    `json:"symbols"`
+		} `json:"a"`
+		Stats struct {
+			Matched, Removed, Added int
+		} `json:"stats"`
+		Runs []struct {
+			ID      int    `json:"id"`
+			Section string `json:"section"`
+			Shift   int64  `json:"shift"`
+			First   string `json:"first"`
+			Causes  []struct {
+				Kind   string `json:"kind"`
+				Symbol string `json:"symbol"`
+				Bytes  int64  `json:"bytes"`
+			} `json:"causes"`
+		} `json:"runs"`
+		Changes []struct {
+			Rank  int    `json:"rank"`
+			Name  string `json:"name"`
+			Run   int    `json:"run"`
+			Shift int64  `json:"shift"`
+			A, B  struct {
+				Addr  string `json:"addr"`
+				Off64 uint64 `json:"off64"`
+			}
+		} `json:"changes"`
+		RankedTotal int `json:"ranked_total"`
+		Shared      []struct {
+			X, Y   string
+			Gained bool
+		} `json:"shared_lines"`
+		Removed []struct{ Name string } `json:"removed"`
+		Padding struct {
+			Symbol string `json:"symbol"`
+			Bytes  uint64 `json:"bytes"`
+			Asm    string `json:"asm"`
+		} `json:"padding"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Version != 1 || got.Ranking != "alignment" || got.A.Format != "system.map" || got.A.Symbols == 0 {
+		t.Errorf("header: %+v", got)
+	}
+	if len(got.Changes) != got.RankedTotal || got.RankedTotal == 0 {
+		t.Errorf("changes %d, ranked_total %d", len(got.Changes), got.RankedTotal)
+	}
+	found := false
+	for _, r := range got.Runs {
+		for _, c := range r.Causes {
+			if c.Kind == "removed" && c.Symbol == "mds_user_clear" && c.Bytes == -16 && r.First == "mds_idle_clear" && r.Shift == -16 {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no run from mds_idle_clear caused by removing mds_user_clear: %+v", got.Runs)
+	}
+	for _, c := range got.Changes {
+		if c.Name == "mutex_stats" && (c.A.Addr != "0xffffffff82001040" || c.B.Addr != "0xffffffff82001030" || c.A.Off64 != 0 || c.B.Off64 != 48 || c.Shift != -16) {
+			t.Errorf("mutex_stats: %+v", c)
+		}
+		if c.Run < 0 || c.Run >= len(d.Runs) {
+			t.Errorf("%s: run id %d out of range", c.Name, c.Run)
+		}
+	}
+	if len(got.Removed) != 1 || got.Removed[0].Name != "mds_user_clear" {
+		t.Errorf("removed %+v", got.Removed)
+	}
+	if got.Padding.Symbol == "" || got.Padding.Bytes == 0 || !strings.Contains(got.Padding.Asm, ".skip") {
+		t.Errorf("padding %+v", got.Padding)
+	}
+}

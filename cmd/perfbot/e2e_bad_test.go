@@ -31,6 +31,13 @@ func TestCompareBadInput(t *testing.T) {
 			t.Errorf("exit %d, stderr %q: want exit 2 naming job.yaml:13 and the field", code, errOut)
 		}
 	})
+	t.Run("unknown metric", func(t *testing.T) {
+		job := writeJob(t, jobYAML(r.dir, 3, "./bench 1000")+"  - builtin: cycles\n")
+		code, _, errOut := perfbot(t, "compare", job, base, base)
+		if code != exitError || !strings.Contains(errOut, "job.yaml:13: metrics[1].builtin") || !strings.Contains(errOut, "cycles") {
+			t.Errorf("exit %d, stderr %q: want exit 2 naming job.yaml:13, the field and the unknown builtin", code, errOut)
+		}
+	})
 	t.Run("unknown revision", func(t *testing.T) {
 		job := writeJob(t, jobYAML(r.dir, 3, "./bench 1000"))
 		code, _, errOut := perfbot(t, "compare", job, base, "no-such-branch")

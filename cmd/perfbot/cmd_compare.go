@@ -65,7 +65,9 @@ With Go benchmark result files instead of a job (any arguments not ending
 in .yaml or .yml), compare reads them like benchstat and compares them
 unpaired, without running anything.
 
-Exit status: 0 no significant regression, 1 a significant regression, 2 error.`,
+Exit status: 0 no significant regression of the job's metrics, 1 a significant
+regression of one of them (perfbot's own resource figures, time.*, are shown
+but do not count), 2 error.`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if isJobFile(args[0]) {

@@ -101,9 +101,14 @@ func buildRow(cols []Column, s Series, paired bool, alpha float64) Row {
 	return row
 }
 
-// Regressions counts the significant regressions and improvements of a table.
+// Regressions counts the significant regressions and improvements of the
+// job's own metrics (KPI rows). perfbot's builtin resource figures (lkp's
+// monitors) are reported but do not count: a job names what it gates on.
 func (t *Table) Regressions() (regressions, improvements int) {
 	for _, r := range t.Rows {
+		if !r.KPI {
+			continue
+		}
 		for _, c := range r.Cells {
 			if c.Delta == nil {
 				continue

@@ -63,6 +63,11 @@ func TestBuildDirections(t *testing.T) {
 		if reg, imp := tab.Regressions(); reg != 1 || imp != 1 {
 			t.Errorf("paired=%v: Regressions() = %d, %d; want 1, 1", paired, reg, imp)
 		}
+		// Monitors (builtin resource figures) are reported, not counted.
+		tab.Rows[0].KPI = false
+		if reg, imp := tab.Regressions(); reg != 0 || imp != 1 {
+			t.Errorf("paired=%v: with the time row a monitor, Regressions() = %d, %d; want 0, 1", paired, reg, imp)
+		}
 		wantTest := map[bool]string{true: "wilcoxon", false: "mann-whitney"}[paired]
 		if got := ms.Cells[1].Delta.Stat.Test; got != wantTest {
 			t.Errorf("paired=%v: test %q, want %q", paired, got, wantTest)

@@ -51,11 +51,15 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
+	var coded interface{ ExitCode() int }
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.Is(err, errRegression):
 		return exitRegression
+	case errors.As(err, &coded):
+		fmt.Fprintf(stderr, "perfbot: %v\n", err)
+		return coded.ExitCode()
 	default:
 		fmt.Fprintf(stderr, "perfbot: %v\n", err)
 		return exitError
@@ -71,7 +75,8 @@ runs, an embedded results store), prints the 0-day robot's comparison table
 with a real statistical test beside it, and explains layout changes between
 two binaries.
 
-Exit status: 0 no regression, 1 regression found, 2 error.`,
+Exit status: 0 no regression, 1 regression found, 2 error, 3 inconclusive
+(triage).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

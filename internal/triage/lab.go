@@ -1,0 +1,372 @@
+package triage
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/perfbot/perfbot/internal/build"
+	"github.com/perfbot/perfbot/internal/gitrev"
+	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/knobs"
+	"github.com/perfbot/perfbot/internal/layout"
+	"github.com/perfbot/perfbot/internal/measure"
+	"github.com/perfbot/perfbot/internal/metric"
+	"github.com/perfbot/perfbot/internal/store"
+)
+
+// maxSuspects is how many of the layout diff's ranked changes a result
+// lists.
+const maxSuspects = 5
+
+// storeLab is the real lab: builds with package build, runs with package
+// measure, samples from the store, layouts with package layout.
+type storeLab struct {
+	opt            Options
+	preset         knobs.Preset
+	base, changed  gitrev.Commit
+	rng            *rand.Rand
+	metric, unit   string
+	better         metric.Better
+	taken          int                      // runs taken now
+	builds         map[string]bool          // build keys used
+	newBuilds      int                      // builds made now
+	artifacts      map[string]*build.Result // by target key
+	restoreChecked map[string]string
+}
+
+func newStoreLab(opt Options, preset knobs.Preset, base, changed gitrev.Commit) (*storeLab, error) {
+	if len(opt.Job.Build.Artifacts) == 0 {
+		return nil, fmt.Errorf("triage: job %s lists no build artifacts: the layout experiments need the binaries (build.artifacts)", opt.Job.File)
+	}
+	seed := opt.Seed
+	if seed == 0 {
+		seed = seedOf(opt.Job.Key() + base.Hash + changed.Hash)
+	}
+	l := &storeLab{opt: opt, preset: preset, base: base, changed: changed, rng: rand.New(rand.NewSource(seed)),
+		builds: map[string]bool{}, artifacts: map[string]*build.Result{}, restoreChecked: map[string]string{}}
+	l.metric = opt.Metric
+	if l.metric == "" {
+		if len(opt.Job.Metrics) == 0 {
+			return nil, fmt.Errorf("triage: job %s has no metrics", opt.Job.File)
+		}
+		l.metric = opt.Job.Metrics[0].Name
+	}
+	for _, m := range opt.Job.Metrics {
+		if m.Name == l.metric {
+			l.unit, l.better = m.Unit, m.Better
+		}
+	}
+	return l, nil
+}
+
+// stateKey names the triage's question in the store's state table.
+func (l *storeLab) stateKey() string {
+	o := l.opt
+	return fmt.Sprintf("%s/%s/%s/%s/%s/runs=%d/alpha=%g/effect=%g/layouts=%d-%d/r=%d",
+		o.Job.Key(), l.base.Hash, l.changed.Hash, l.metric, l.preset.Name(), o.MaxRuns, o.Alpha, o.MinEffect, o.Layouts, o.MaxLayouts, o.LayoutRuns)
+}
+
+func (l *storeLab) commit(t target) gitrev.Commit {
+	if t.changed {
+		return l.changed
+	}
+	return l.base
+}
+
+func (l *storeLab) metricInfo() (string, string, metric.Better) { return l.metric, l.unit, l.better }
+
+func (l *storeLab) forced() job.Variant         { return l.preset.ForcedAlignment() }
+func (l *storeLab) layouts(n int) []job.Variant { return l.preset.Layouts(n) }
+
+func (l *storeLab) measure(ctx context.Context, ts []target, n int) ([]map[int]float64, error) {
+	mts := make([]measure.Target, len(ts))
+	for i, t := range ts {
+		mts[i] = measure.Target{Commit: l.commit(t), Variant: t.variant}
+	}
+	out, err := measure.Measure(ctx, l.opt.Job, mts, measure.Options{
+		Store: l.opt.Store, Builder: l.opt.Builder, Runs: n, CPU: l.opt.CPU, Rand: l.rng, Progress: l.opt.Progress,
+	})
+	if out != nil {
+		l.taken += out.Taken
+	}
+	if err != nil {
+		return nil, err
+	}
+	var buildErrs []error
+	for i, to := range out.Targets {
+		if to.BuildErr != nil {
+			buildErrs = append(buildErrs, fmt.Errorf("triage: building %s for %s: %w", to.Target, ts[i], to.BuildErr))
+			continue
+		}
+		if !l.builds[to.Build.Record.Key] && !to.Build.Cached {
+			l.newBuilds++
+		}
+		l.builds[to.Build.Record.Key] = true
+		l.artifacts[ts[i].key()] = to.Build
+	}
+	if err := errors.Join(buildErrs...); err != nil {
+		return nil, err
+	}
+	vals := make([]map[int]float64, len(ts))
+	failed := map[int][]string{}
+	for i, t := range ts {
+		got, err := l.opt.Store.Samples(ctx, l.opt.Job.Key(), []string{l.commit(t).Hash}, measure.VariantID(t.variant))
+		if err != nil {
+			return nil, err
+		}
+		vals[i] = perRun(got[l.commit(t).Hash][l.metric], n)
+		for _, r := range out.Targets[i].Runs {
+			if r.Index <= n && r.Status != store.RunOK {
+				failed[i] = append(failed[i], r.Status+": "+r.Reason)
+			}
+		}
+	}
+	for i := range ts {
+		if len(vals[i]) >= 2 {
+			continue
+		}
+		if reasons := failed[i]; len(reasons) > 0 {
+			return nil, fmt.Errorf("triage: %d of %d runs of %s failed (%s); logs under %s", len(reasons), n, ts[i], reasons[0],
+				filepath.Dir(l.opt.Store.RunDir(store.RunKey{Job: l.opt.Job.Key(), Commit: l.commit(ts[i]).Hash, Variant: measure.VariantID(ts[i].variant), Index: 1})))
+		}
+		if len(vals[i]) == 0 {
+			return nil, l.noMetric(ctx)
+		}
+	}
+	if l.unit == "" && l.better == 0 {
+		infos, err := l.opt.Store.Metrics(ctx, l.opt.Job.Key())
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range infos {
+			if m.Name == l.metric {
+				l.unit, l.better = m.Unit, m.Better
+			}
+		}
+	}
+	return vals, nil
+}
+
+// noMetric explains a metric that no run printed.
+func (l *storeLab) noMetric(ctx context.Context) error {
+	infos, err := l.opt.Store.Metrics(ctx, l.opt.Job.Key())
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, m := range infos {
+		names = append(names, m.Name)
+	}
+	return fmt.Errorf("triage: no run printed metric %q (the job's metrics: %s)", l.metric, strings.Join(names, ", "))
+}
+
+// perRun reduces samples to one value per run number <= n (the median of
+// a run's values, as package compare does).
+func perRun(ss []store.Sample, n int) map[int]float64 {
+	by := map[int][]float64{}
+	for _, s := range ss {
+		if s.Run <= n {
+			by[s.Run] = append(by[s.Run], s.Value)
+		}
+	}
+	out := make(map[int]float64, len(by))
+	for r, vs := range by {
+		out[r] = median(vs)
+	}
+	return out
+}
+
+// inspect diffs the layouts of the plain builds' first ELF artifact.
+func (l *storeLab) inspect(ctx context.Context) (*inspection, error) {
+	in := &inspection{}
+	b, err := l.opt.Builder.Build(ctx, l.opt.Job, l.base, job.Variant{})
+	if err != nil {
+		return nil, fmt.Errorf("triage: %w", err)
+	}
+	c, err := l.opt.Builder.Build(ctx, l.opt.Job, l.changed, job.Variant{})
+	if err != nil {
+		return nil, fmt.Errorf("triage: %w", err)
+	}
+	for _, r := range []*build.Result{b, c} {
+		if !l.builds[r.Record.Key] && !r.Cached {
+			l.newBuilds++
+		}
+		l.builds[r.Record.Key] = true
+	}
+	l.artifacts[target{setup: plainSetup}.key()] = b
+	l.artifacts[target{changed: true, setup: plainSetup}.key()] = c
+	in.identical = sameArtifacts(l.opt.Job, b, c)
+	if in.identical {
+		return in, nil
+	}
+	var d *layout.DiffResult
+	var openErrs []string
+	for _, a := range l.opt.Job.Build.Artifacts {
+		ba, err := layout.Open(filepath.Join(b.Record.ArtifactDir, a))
+		if err != nil {
+			openErrs = append(openErrs, fmt.Sprintf("%s: %v", a, err))
+			continue
+		}
+		bc, err := layout.Open(filepath.Join(c.Record.ArtifactDir, a))
+		if err != nil {
+			openErrs = append(openErrs, fmt.Sprintf("%s: %v", a, err))
+			continue
+		}
+		d = layout.Diff(ba, bc, layout.DiffOptions{NoSource: true})
+		break
+	}
+	if d == nil {
+		in.notes = append(in.notes, "no layout diff: no artifact could be read as a binary ("+strings.Join(openErrs, "; ")+")")
+		in.restoreErr = errors.New("no layout diff of the builds")
+		return in, nil
+	}
+	for _, ch := range d.Ranked {
+		if len(in.suspects) == maxSuspects {
+			break
+		}
+		if ch.Weight == layout.WeightNone {
+			continue
+		}
+		in.suspects = append(in.suspects, Suspect{Name: ch.B.Name, Kind: kindName(ch.B.Kind), Section: sectionName(ch.B),
+			OffBase: ch.A.Off(layout.LineSize), OffChanged: ch.B.Off(layout.LineSize), Why: why(ch)})
+	}
+	p, err := layout.ProposePadding(d, "")
+	if err != nil {
+		in.restoreErr = err
+		return in, nil
+	}
+	in.padding = p
+	in.restore, in.restoreErr = l.preset.Restore(p, knobsDir(l.opt.Store))
+	if in.restoreErr != nil {
+		in.notes = append(in.notes, "no restore experiment: "+in.restoreErr.Error())
+		return in, nil
+	}
+	in.control = l.control(in.restore)
+	return in, nil
+}
+
+// control returns the unpadded variant of the restore experiment: the
+// plain build whose runs get an environment as large as the padded
+// build's (PERFBOT_ENV_PAD), so that the padding does not also move the
+// stack.
+func (l *storeLab) control(restore job.Variant) job.Variant {
+	size := func(v job.Variant) int {
+		n := 0
+		for _, kv := range build.Env(l.opt.Job, l.changed.Hash, v, l.opt.Job.Run.Env) {
+			n += len(kv) + 1 + 8 // the string, its NUL and its envp pointer
+		}
+		return n
+	}
+	// "control" is as long as knobs.RestoreName, so PERFBOT_VARIANT is too.
+	v := job.Variant{Name: "control", Env: map[string]string{knobs.EnvEnvPad: ""}}
+	if d := size(restore) - size(v); d > 0 {
+		v.Env[knobs.EnvEnvPad] = strings.Repeat("x", d)
+	}
+	return v
+}
+
+func (l *storeLab) sameBuild(a, b target) bool {
+	ra, rb := l.artifacts[a.key()], l.artifacts[b.key()]
+	if ra == nil || rb == nil {
+		return false
+	}
+	return sameArtifacts(l.opt.Job, ra, rb)
+}
+
+// sameArtifacts reports whether two builds' artifacts are byte-identical.
+func sameArtifacts(j *job.Job, a, b *build.Result) bool {
+	for _, f := range j.Build.Artifacts {
+		x, err1 := os.ReadFile(filepath.Join(a.Record.ArtifactDir, f))
+		y, err2 := os.ReadFile(filepath.Join(b.Record.ArtifactDir, f))
+		if err1 != nil || err2 != nil || !bytes.Equal(x, y) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkRestore reads the padded build and says whether the padded symbol
+// is back at its old offset.
+func (l *storeLab) checkRestore(ctx context.Context, t target, p *layout.Padding) string {
+	r := l.artifacts[t.key()]
+	if r == nil {
+		return ""
+	}
+	if note, ok := l.restoreChecked[t.key()]; ok {
+		return note
+	}
+	note := ""
+	for _, a := range l.opt.Job.Build.Artifacts {
+		bin, err := layout.Open(filepath.Join(r.Record.ArtifactDir, a))
+		if err != nil {
+			continue
+		}
+		syms := bin.Lookup(p.Symbol)
+		if len(syms) != 1 {
+			continue
+		}
+		if off := syms[0].Off(layout.LineSize); off != p.OffA {
+			note = fmt.Sprintf("the restore build has %s at offset %d mod 64, not the base's %d: the build does not link the padding first (with the %s preset it must put EXTRA_OBJS before its own objects)",
+				p.Symbol, off, p.OffA, l.preset.Name())
+		}
+		break
+	}
+	l.restoreChecked[t.key()] = note
+	return note
+}
+
+func sectionName(s *layout.Symbol) string {
+	if s.Section == nil {
+		return ""
+	}
+	return s.Section.Name
+}
+
+// why says in a few words what changed about a ranked symbol.
+func why(c *layout.Change) string {
+	var parts []string
+	for _, lc := range c.Loops {
+		if lc.Inner() && lc.Changed() && lc.A != nil && lc.B != nil {
+			s := fmt.Sprintf("inner loop line offset %d -> %d", lc.A.LineOff, lc.B.LineOff)
+			if lc.A.Crosses != lc.B.Crosses {
+				if lc.B.Crosses {
+					s += ", now crosses a line"
+				} else {
+					s += ", no longer crosses a line"
+				}
+			}
+			parts = append(parts, s)
+			break
+		}
+	}
+	if c.A.Off(32) != c.B.Off(32) {
+		parts = append(parts, fmt.Sprintf("offset mod 32 %d -> %d", c.A.Off(32), c.B.Off(32)))
+	}
+	if c.LinesChanged() {
+		parts = append(parts, fmt.Sprintf("lines %d -> %d", c.A.Lines(), c.B.Lines()))
+	}
+	if c.A.Size != c.B.Size {
+		parts = append(parts, fmt.Sprintf("size %d -> %d bytes", c.A.Size, c.B.Size))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, fmt.Sprintf("moved %+d bytes", c.Shift()))
+	}
+	if c.Source != "" {
+		parts = append(parts, c.Source)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func seedOf(s string) int64 {
+	var h int64 = 1469598103934665603
+	for _, c := range []byte(s) {
+		h = (h ^ int64(c)) * 1099511628211
+	}
+	return h
+}

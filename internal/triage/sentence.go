@@ -1,0 +1,183 @@
+package triage
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/perfbot/perfbot/internal/knobs"
+	"github.com/perfbot/perfbot/internal/layout"
+	"github.com/perfbot/perfbot/internal/stats"
+)
+
+// sentence is the verdict in the sentence a maintainer reads first.
+func (e *engine) sentence() string {
+	r := e.res
+	m := r.Metric
+	pc := e.plain.d.Comparison
+	var b strings.Builder
+	switch r.Verdict {
+	case RealRegression, RealImprovement:
+		kind, dir := "regression", "worse"
+		if r.Verdict == RealImprovement {
+			kind, dir = "improvement", "better"
+		}
+		fmt.Fprintf(&b, "%s makes %s %.1f%% %s than %s: a real %s, not an alignment artifact; %s",
+			r.Changed.Short(), m, abs(e.sweep.lc.Change), dir, r.Base.Short(), kind, e.robustText())
+		if r.Disagreement != "" {
+			fmt.Fprintf(&b, " The plain comparison disagrees (%+.1f%%, %s): alignment %s.", pc.Change, e.plain.d.Decision, e.alignmentRole())
+		}
+	case TextAlignment, DataAlignment:
+		kind := "text"
+		if r.Verdict == DataAlignment {
+			kind = "data"
+		}
+		fmt.Fprintf(&b, "The %+.1f%% change in %s is a %s alignment artifact, not a real change: %s", pc.Change, m, kind, strings.Join(e.evidence(), "; "))
+		if e.sweep != nil && !e.sweep.noEffect {
+			b.WriteString("; " + e.robustText())
+		} else {
+			b.WriteString(".")
+		}
+	case NoChange:
+		switch {
+		case r.Identical:
+			fmt.Fprintf(&b, "No change in %s: the two builds are byte-identical (the plain comparison shows %+.1f%%, %s).", m, pc.Change, e.plain.d.Decision)
+		case e.sweep != nil && e.sweep.outcome == "same":
+			fmt.Fprintf(&b, "No change in %s beyond ±%g%%: %s.", m, e.opt.MinEffect, e.equivText())
+		default:
+			fmt.Fprintf(&b, "No change in %s beyond ±%g%%: neither the plain build (%+.1f%%) nor the forced-alignment build (%+.1f%%) changes", m, e.opt.MinEffect, pc.Change, e.forcedOut.d.Comparison.Change)
+			if e.sweep != nil && !e.sweep.noEffect {
+				fmt.Fprintf(&b, "; the layout sweep alone cannot bound it (%s, layout sensitivity %.0f%%)", e.robustShort(), max(e.sweep.lc.SensitivityBase, e.sweep.lc.SensitivityChanged))
+			}
+			b.WriteString(".")
+		}
+	case Inconclusive:
+		fmt.Fprintf(&b, "Inconclusive: %s changes by %+.1f%% in the plain build (%s)", m, pc.Change, e.plain.d.Decision)
+		if e.sweep != nil && !e.sweep.noEffect {
+			fmt.Fprintf(&b, ", and %s", e.robustShort())
+			if e.sweep.outcome == "same" {
+				b.WriteString(", so the plain change is a layout artifact")
+			}
+		}
+		if ev := e.failedEvidence(); len(ev) > 0 {
+			b.WriteString("; " + strings.Join(ev, "; "))
+		}
+		b.WriteString(".")
+	}
+	return b.String()
+}
+
+// robustText states the sweep's estimate as a clause ending in ".".
+func (e *engine) robustText() string {
+	lc := e.sweep.lc
+	sig := "significant"
+	if !lc.Significant {
+		sig = "not significant"
+	}
+	return fmt.Sprintf("across %d code/data layouts the change is %+.1f%% (%.0f%% CI %+.1f%% to %+.1f%%, %s).",
+		lc.Layouts, lc.Change, 100*(1-e.opt.Alpha), lc.Lo, lc.Hi, sig)
+}
+
+// robustShort is robustText without the closing period.
+func (e *engine) robustShort() string {
+	return strings.TrimSuffix(e.robustText(), ".")
+}
+
+// equivText states the sweep's equivalence interval.
+func (e *engine) equivText() string {
+	eq := e.sweep.eq
+	return fmt.Sprintf("across %d code/data layouts the change is %+.1f%% (%.0f%% CI %+.1f%% to %+.1f%%)",
+		eq.Layouts, eq.Change, 100*(1-2*e.opt.Alpha), eq.Lo, eq.Hi)
+}
+
+// alignmentRole says what alignment did to a real change in the plain
+// build.
+func (e *engine) alignmentRole() string {
+	pc := e.plain.d.Comparison
+	switch {
+	case e.plain.d.Decision != stats.Different:
+		return "hides it there"
+	case signOf(pc.Change) != signOf(e.sweep.lc.Change):
+		return "reverses it there"
+	case abs(pc.Change) > abs(e.sweep.lc.Change):
+		return "adds to it there"
+	}
+	return "takes from it there"
+}
+
+// evidence lists the experiments that explain an alignment verdict.
+func (e *engine) evidence() []string {
+	var ev []string
+	p := e.insp.padding
+	if e.forcedOut.same() {
+		ev = append(ev, fmt.Sprintf("it vanishes when both commits are built with functions and loops aligned to 64 bytes (%+.1f%%)", e.forcedOut.d.Comparison.Change))
+	}
+	if e.restoreOut.same() {
+		ev = append(ev, fmt.Sprintf("padding %d bytes into %s so that %s gets back its offset %d in its cache line gives back the base figure (%+.1f%% against the base)",
+			p.Bytes, p.Section, p.Symbol, p.OffA, e.restoreOut.d.Comparison.Change))
+	}
+	if e.forcedOut.different() && e.res.Verdict == DataAlignment {
+		ev = append(ev, fmt.Sprintf("forced function alignment does not remove it (%+.1f%%), as expected of data", e.forcedOut.d.Comparison.Change))
+	}
+	return ev
+}
+
+// failedEvidence lists the attribution experiments that ran and did not
+// explain the change.
+func (e *engine) failedEvidence() []string {
+	var ev []string
+	if f := e.forcedOut; f != nil {
+		switch {
+		case !f.informative:
+			ev = append(ev, "forced alignment changed nothing in the build")
+		case !f.same():
+			ev = append(ev, fmt.Sprintf("under forced alignment the change is %+.1f%% (%s)", f.d.Comparison.Change, f.d.Decision))
+		}
+	}
+	if r := e.restoreOut; r != nil {
+		switch {
+		case !r.informative:
+			ev = append(ev, "the restore padding did not restore "+e.insp.padding.Symbol+"'s offset")
+		case !r.same():
+			ev = append(ev, fmt.Sprintf("restoring %s's offset leaves %+.1f%% against the base (%s)", e.insp.padding.Symbol, r.d.Comparison.Change, r.d.Decision))
+		}
+	}
+	return ev
+}
+
+// settle says what more would settle an inconclusive triage.
+func (e *engine) settle() []string {
+	var out []string
+	if e.plain.d.Decision == stats.Unknown {
+		out = append(out, fmt.Sprintf("the plain comparison needs more than %d runs a side at this noise: raise --max-runs or run on a quieter machine", e.opt.MaxRuns))
+	}
+	if sw := e.sweep; sw != nil && sw.noEffect {
+		out = append(out, "the build ignores the layout knobs: pick the --preset of its toolchain, or map the PERFBOT_* variables in the build command (docs/knobs.md)")
+	}
+	if sw := e.sweep; sw != nil && sw.outcome == "unclear" {
+		if sw.canGrow && !sw.noEffect && sw.layouts < knobs.MaxLayouts {
+			out = append(out, fmt.Sprintf("the layout sweep stopped at %d layouts; more layouts would narrow its interval (%+.1f%% to %+.1f%%)", sw.layouts, sw.lc.Lo, sw.lc.Hi))
+		} else {
+			out = append(out, fmt.Sprintf("the layouts spread the figure by %.0f%%, too much to bound the change with %d layouts; a profile (perfbot layout diff --profile) would point at the hot symbol to restore", max(sw.lc.SensitivityBase, sw.lc.SensitivityChanged), sw.layouts))
+		}
+	}
+	if e.insp.padding == nil && e.plain.different() {
+		out = append(out, "no symbol changed its offset in its cache line, so there was nothing to restore")
+	} else if e.insp.restoreErr != nil {
+		out = append(out, "no restore experiment: "+e.insp.restoreErr.Error())
+	}
+	if e.forcedOut.different() && e.restoreOut.different() && e.forcedOut.sign() == e.restoreOut.sign() {
+		out = append(out, fmt.Sprintf("forced alignment (%+.1f%%) and the restore padding (%+.1f%%) both keep a change: likely a real change that alignment distorts in the plain build",
+			e.forcedOut.d.Comparison.Change, e.restoreOut.d.Comparison.Change))
+	}
+	return out
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// kindName names a symbol kind for Suspect.Kind.
+func kindName(k layout.Kind) string { return k.String() }

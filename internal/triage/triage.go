@@ -1,0 +1,344 @@
+// Package triage decides whether a performance change between two commits
+// is real or an artifact of code or data alignment, and gathers the
+// experiments that show it, the way a 0-day engineer triages a report by
+// hand: rebuild with forced alignment, rebuild under other layouts, pad the
+// moved symbol back and see whether the old figure returns.
+//
+// [Run] goes through the experiments in the order that reaches a verdict
+// with the fewest runs, and stops as soon as the verdict is clear:
+//
+//  1. plain: the two commits as they build (is there a change at all?),
+//     measured in interleaved pairs, 10 -> 20 -> 40 runs a side while
+//     [stats.Decide] says "unknown"; and the layout diff of the two builds
+//     (perfbot layout), which costs no run. Byte-identical builds end the
+//     triage here: no change.
+//  2. layout sweep: both commits built under several layouts that move
+//     code, data and stack together (knobs.Preset.Layouts), a few runs
+//     each; the code effect is estimated with the layouts as a random
+//     factor ([stats.CompareLayouts]): a change with an interval across
+//     layouts, and each commit's layout sensitivity. A change significant
+//     across layouts is real, whatever the plain comparison said.
+//  3. forced alignment: both commits rebuilt with functions and loops
+//     aligned to 64 bytes; a change that vanishes there was text alignment.
+//  4. restore: the changed commit rebuilt with the padding that gives the
+//     layout diff's top suspect its old offset back (layout.ProposePadding),
+//     measured beside both commits (the seed's three columns: base,
+//     changed, changed+padding); recovery of the base figure proves the
+//     cause.
+//
+// Experiments 3 and 4 run in the order the top suspect suggests (code:
+// forced alignment first; data: restore first). When neither explains a
+// change, the sweep grows (4 -> 8 -> 16 layouts) before the triage gives
+// up as inconclusive. Every run goes through package measure, so it is
+// stored at once and reused: a killed triage resumes where it stopped, and
+// the triage's progress is kept in the store's state table.
+//
+// Error rates: each look of each experiment tests at Options.Alpha (0.01
+// by default, Pinpoint's); a "real" verdict needs the sweep to be
+// significant, so over the sweep's planned looks (3 by default) the chance
+// of calling a real change where there is none is at most 3 % (Bonferroni),
+// and the same bound holds for calling "no change" when the change is at
+// least Options.MinEffect. The simulations in the tests check both.
+package triage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/perfbot/perfbot/internal/build"
+	"github.com/perfbot/perfbot/internal/compare"
+	"github.com/perfbot/perfbot/internal/gitrev"
+	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/knobs"
+	"github.com/perfbot/perfbot/internal/measure"
+	"github.com/perfbot/perfbot/internal/metric"
+	"github.com/perfbot/perfbot/internal/store"
+)
+
+// Verdict is the outcome of a triage. Its values are stable identifiers:
+// JSON output and exit codes rely on them.
+type Verdict string
+
+// Verdicts.
+const (
+	// RealRegression: the change is significant across layouts and makes
+	// the metric worse.
+	RealRegression Verdict = "real-regression"
+	// RealImprovement: significant across layouts, and better.
+	RealImprovement Verdict = "real-improvement"
+	// TextAlignment: the change comes from where code sits in its cache
+	// lines: it vanishes under forced alignment or when the moved
+	// function's offset is restored.
+	TextAlignment Verdict = "text-alignment"
+	// DataAlignment: the change comes from where data sits in its cache
+	// lines: it vanishes when the moved object's offset is restored.
+	DataAlignment Verdict = "data-alignment"
+	// NoChange: no change of MinEffect or more, across layouts (or the
+	// builds are byte-identical).
+	NoChange Verdict = "no-change"
+	// Inconclusive: the experiments within the budget do not settle it;
+	// Result.Notes say what would.
+	Inconclusive Verdict = "inconclusive"
+)
+
+// Verdicts lists every verdict, in the order of the constants.
+var Verdicts = []Verdict{RealRegression, RealImprovement, TextAlignment, DataAlignment, NoChange, Inconclusive}
+
+// Real reports whether the verdict is a real change.
+func (v Verdict) Real() bool { return v == RealRegression || v == RealImprovement }
+
+// Alignment reports whether the verdict is an alignment artifact.
+func (v Verdict) Alignment() bool { return v == TextAlignment || v == DataAlignment }
+
+// Options configures a triage. Job, Store and Builder are required.
+type Options struct {
+	Job     *job.Job
+	Store   *store.Store
+	Builder *build.Builder
+	// CPU pins every run to that CPU; -1 for no pinning.
+	CPU int
+	// Metric is the metric to triage; "" means the job's first metric.
+	Metric string
+	// Preset names the layout knobs (knobs.Lookup); "" means "c".
+	Preset string
+	// MaxRuns is the most runs per build in one experiment: the repeat
+	// schedule 10 -> 20 -> 40 stops there. Default 40, at least 10.
+	MaxRuns int
+	// Progress receives the builds and runs as they happen; may be nil.
+	Progress measure.Progress
+	// Log receives one line per experiment step; may be nil.
+	Log io.Writer
+
+	// Alpha is the error rate of each look of each test. Default 0.01.
+	Alpha float64
+	// MinEffect is the smallest change, in percent, that counts: smaller
+	// changes are "no change". Default 5.
+	MinEffect float64
+	// Layouts is the number of layouts of the first sweep (the plain build
+	// included), MaxLayouts the most it grows to. Defaults 4 and 16.
+	Layouts, MaxLayouts int
+	// LayoutRuns is the number of runs of each commit under each layout of
+	// the sweep. Default 3.
+	LayoutRuns int
+	// Seed orders the runs; 0 derives it from the job and commits.
+	Seed int64
+}
+
+// Result is the verdict and the evidence behind it.
+type Result struct {
+	Verdict Verdict
+	// Sentence is what a maintainer reads first: whether the change is
+	// real, how large, and the experiment that shows it.
+	Sentence string
+	// Metric is the metric triaged, with its unit and direction.
+	Metric string
+	Unit   string
+	Better metric.Better
+	Job    string // the job's name
+	Preset string // the knobs preset used
+
+	Base, Changed gitrev.Commit
+
+	// Change is the plain comparison's estimate of the change in percent
+	// (Hodges-Lehmann, changed vs base) and Robust the estimate across
+	// layouts; Disagreement says, when not empty, how the two differ.
+	Change       float64
+	Robust       *Robust
+	Disagreement string
+
+	// Identical is true when the two builds are byte-identical.
+	Identical bool
+	// Experiments in the order they ran (skipped ones are absent).
+	Experiments []Experiment
+	// Suspects are the layout diff's top suspects, most likely first:
+	// symbols whose place in their cache lines changed.
+	Suspects []Suspect
+	// Padding describes the restore padding, when one was proposed.
+	Padding string
+	// Notes say what the triage could not do, and for an inconclusive
+	// verdict what would settle it.
+	Notes []string
+
+	// Runs is the number of benchmark runs the evidence rests on, NewRuns
+	// those taken by this invocation (the rest came from the store).
+	Runs, NewRuns int
+	// Builds is the number of builds used, NewBuilds those built now.
+	Builds, NewBuilds int
+	// FixedRuns is what a fixed design would spend: every build this
+	// triage could use (the plain, forced-alignment and first sweep's
+	// builds, and the restore's three) measured 10 times.
+	FixedRuns int
+	// Wall is the time this invocation took.
+	Wall time.Duration
+	// Resumed is true when the store held an unfinished or finished
+	// triage of the same question.
+	Resumed bool
+}
+
+// Robust is the change estimated across layouts (the sweep).
+type Robust struct {
+	Layouts int
+	// Change, Lo, Hi: the code effect in percent and its interval at
+	// Confidence; P its two-sided test.
+	Change, Lo, Hi, P float64
+	Confidence        float64
+	Significant       bool
+	// SensitivityBase and SensitivityChanged are the spread (percent) that
+	// layout alone causes in each commit; LayoutP tests that layouts
+	// matter at all.
+	SensitivityBase, SensitivityChanged float64
+	LayoutP                             float64
+	WithinCV                            float64
+}
+
+// Suspect is one symbol of the layout diff's ranking.
+type Suspect struct {
+	Name    string
+	Kind    string // "func" or "object"
+	Section string
+	// OffBase and OffChanged are its offsets inside its 64-byte line.
+	OffBase, OffChanged uint64
+	Why                 string
+}
+
+// Experiment is one experiment of a triage: its builds (columns) and what
+// they show.
+type Experiment struct {
+	// Name is "plain", "layout-sweep", "forced-alignment" or "restore".
+	Name string
+	// Title says what was built, in words.
+	Title string
+	// Columns are the builds compared, the base first; each later one is
+	// compared with the first.
+	Columns []Column
+	// Runs is the number of runs of each build (per layout for the sweep).
+	Runs int
+	// Outcome is the experiment's answer: "different", "same" or "unknown"
+	// (stats.Decide) for the paired experiments; "significant", "same" or
+	// "unclear" for the sweep.
+	Outcome string
+	// Change, Lo, Hi, P and Confidence are the main comparison's estimate
+	// in percent (changed vs base; for restore, changed+padding vs base).
+	Change, Lo, Hi, P, Confidence float64
+	// Looks is how many times the experiment was looked at.
+	Looks int
+	// Reason says why, in words.
+	Reason string
+	// Layouts are the sweep's per-layout figures.
+	Layouts []LayoutRow `json:",omitempty"`
+	// Table is the experiment in the 0-day layout (one column per build).
+	Table *compare.Table `json:"-"`
+}
+
+// Column is one build of an experiment.
+type Column struct {
+	Label   string // "base", "changed", "changed+padding", ...
+	Commit  string // full hash
+	Variant string // build variant name, "" for the plain build
+	N       int    // runs with a value
+	Median  float64
+	Change  float64 // median change against the first column, percent
+}
+
+// LayoutRow is one layout of the sweep.
+type LayoutRow struct {
+	Variant       string
+	Base, Changed float64 // medians
+	Change        float64 // percent
+	N             int     // runs per commit
+}
+
+// Errors that name bad options.
+var errNoJob = errors.New("triage: Options.Job, Store and Builder are required")
+
+// withDefaults fills in the zero options.
+func (o Options) withDefaults() (Options, error) {
+	if o.Preset == "" {
+		o.Preset = "c"
+	}
+	if o.MaxRuns == 0 {
+		o.MaxRuns = 40
+	}
+	if o.MaxRuns < startRuns {
+		return o, fmt.Errorf("triage: max runs %d is below the first look's %d runs", o.MaxRuns, startRuns)
+	}
+	if o.Alpha == 0 {
+		o.Alpha = 0.01
+	}
+	if !(o.Alpha > 0 && o.Alpha < 0.25) {
+		return o, fmt.Errorf("triage: alpha %v is not in (0, 0.25)", o.Alpha)
+	}
+	if o.MinEffect == 0 {
+		o.MinEffect = 5
+	}
+	if !(o.MinEffect > 0 && o.MinEffect < 100) {
+		return o, fmt.Errorf("triage: min effect %v%% is not in (0, 100)", o.MinEffect)
+	}
+	if o.Layouts == 0 {
+		o.Layouts = 4
+	}
+	if o.MaxLayouts == 0 {
+		o.MaxLayouts = knobs.MaxLayouts
+	}
+	if o.Layouts < 2 || o.MaxLayouts < o.Layouts || o.MaxLayouts > knobs.MaxLayouts {
+		return o, fmt.Errorf("triage: layouts %d to %d: want 2 <= first <= most <= %d", o.Layouts, o.MaxLayouts, knobs.MaxLayouts)
+	}
+	if o.LayoutRuns == 0 {
+		o.LayoutRuns = 3
+	}
+	if o.LayoutRuns < 2 {
+		return o, fmt.Errorf("triage: %d runs per layout: want at least 2", o.LayoutRuns)
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	return o, nil
+}
+
+// Run triages the change from base to changed on the job's metric: it
+// builds and measures what the experiments need (reusing every stored run
+// and build), and returns the verdict with its evidence. A build that fails
+// is an error naming it; so is a metric that no run printed.
+func Run(ctx context.Context, opt Options, base, changed gitrev.Commit) (*Result, error) {
+	start := time.Now()
+	if opt.Job == nil || opt.Store == nil || opt.Builder == nil {
+		return nil, errNoJob
+	}
+	opt, err := opt.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if base.Hash == changed.Hash {
+		return nil, fmt.Errorf("triage: base and changed are the same commit %s", base.Short())
+	}
+	preset, err := knobs.LookupIn(opt.Preset, knobsDir(opt.Store))
+	if err != nil {
+		return nil, err
+	}
+	lab, err := newStoreLab(opt, preset, base, changed)
+	if err != nil {
+		return nil, err
+	}
+	st, err := loadState(ctx, opt.Store, lab.stateKey())
+	if err != nil {
+		return nil, err
+	}
+	e := &engine{opt: opt, lab: lab, state: st,
+		res: &Result{Base: base, Changed: changed, Job: opt.Job.Name, Preset: preset.Name(), Resumed: st.Stage != ""}}
+	if e.res.Resumed {
+		fmt.Fprintf(opt.Log, "triage: resuming (last stored step: %s); stored runs and builds are reused\n", st.Stage)
+	}
+	res, err := e.run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res.NewRuns, res.Builds, res.NewBuilds = lab.taken, len(lab.builds), lab.newBuilds
+	res.Wall = time.Since(start)
+	if err := e.save(ctx, "done", res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}

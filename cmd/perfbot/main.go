@@ -29,6 +29,17 @@ const (
 // regression; main turns it into exit status 1.
 var errRegression = errors.New("regression found")
 
+// exitCodeError is an error that asks for a particular exit status.
+type exitCodeError struct {
+	code int
+	msg  string
+}
+
+func (e exitCodeError) Error() string { return e.msg }
+
+// ExitCode is the exit status the error asks for.
+func (e exitCodeError) ExitCode() int { return e.code }
+
 // app carries what every command shares: where to write and how to log.
 type app struct {
 	stdout, stderr io.Writer

@@ -1,0 +1,484 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfbot/perfbot/internal/bisect"
+	"github.com/perfbot/perfbot/internal/compare"
+	"github.com/perfbot/perfbot/internal/gitrev"
+	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/knobs"
+	"github.com/perfbot/perfbot/internal/measure"
+	"github.com/perfbot/perfbot/internal/metric"
+	"github.com/perfbot/perfbot/internal/progress"
+	"github.com/perfbot/perfbot/internal/report"
+	runner "github.com/perfbot/perfbot/internal/run"
+	"github.com/perfbot/perfbot/internal/store"
+)
+
+func init() { commands = append(commands, newBisectCmd) }
+
+// bisectFlags are the flags of perfbot bisect.
+type bisectFlags struct {
+	good, bad, metric string
+	robust, knobs     string
+	layouts           int
+	format            string
+	improvement       bool
+	endRuns, stepRuns int
+	maxRuns           int
+	checkRuns         int
+	fixed             int
+	alpha, effect     float64
+	speculate         string
+	cpu               string
+	seed              int64
+	storeDir          string
+	jobName           string
+	restart, noTriage bool
+}
+
+// bisectStateKind is the kind of bisection states in the results store.
+const bisectStateKind = "bisect"
+
+func newBisectCmd(a *app) *cobra.Command {
+	var f bisectFlags
+	cmd := &cobra.Command{
+		Use:   "bisect JOB --good REV --bad REV --metric M",
+		Short: "find the commit that changed a metric, deciding each step with a statistical test",
+		Long: `Bisect searches the first-parent history from --good (exclusive) to --bad
+for the first commit whose --metric is like the bad side's, the way
+"git bisect run" would, but noise-aware: every step is a statistical
+decision on repeated runs, not one run.
+
+It measures the two ends first (9 runs each, interleaved, more while
+unknown) and stops at once when they do not differ, or when the bad side
+is the better one (the revisions are probably swapped; --improvement
+searches for the commit that made the metric better). Each step then
+measures the commit nearest the middle (3 runs to start) and compares it
+with both ends (Mann-Whitney U, alpha 0.01 per look): the same as good or
+different from bad toward good puts it on the good side; the same as bad
+or different from good toward bad on the bad side; otherwise it gets more
+runs (3 -> 6 -> 12 -> 24 -> 40). Each look also takes one run of an end
+in the middle of the commit's runs, a canary: when it is far off its
+usual figure the machine was in a burst of load, and the look is not
+trusted. Runs already in the results store (from an earlier bisect or
+compare) are reused, never repeated. A commit that does not build, or
+whose runs all fail, is skipped like "git bisect skip" and reported.
+
+When it lands, it checks the culprit against its parent with fresh
+interleaved runs (the "sandwich"); when the check does not confirm it,
+the culprit and its parent are re-tested and the search goes on from the
+wrong step. It prints the comparison table of the two in the 0-day
+layout. Without --layout-robust it then runs perfbot triage on the pair,
+to say whether the change is real or an alignment artifact. With --layout-robust every commit is built with forced
+alignment (forced) or measured under a sweep of --layouts text layouts
+(sweep; the figure is the geometric mean over the layouts), so that a
+commit that only moves code does not look like a change.
+
+The bisection's state is saved in the results store after every step:
+an interrupted bisect resumes where it stopped when run again with the
+same arguments; a finished one prints its report again. --restart forgets
+the state (the stored runs are still reused).
+
+--speculate build builds both possible next commits on the other CPUs
+while the current one runs (auto does so when runs are pinned and another
+CPU is free); it hides the build time but disturbs the runs on machines
+whose CPUs share a core or a cache. --speculate runs measures them in the
+same interleaved batch, which only pays when several runs can happen at
+once. See docs/bisect.md.
+
+Exit status: 0 a culprit was found and the check confirmed it; 1 no
+confirmed culprit (the ends do not differ, the check did not confirm, or
+skipped commits leave several candidates); 2 bad input or an error.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return bisectJob(cmd.Context(), a, f, args[0])
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.good, "good", "", "a revision without the change (required)")
+	fl.StringVar(&f.bad, "bad", "", "a later revision with the change (required)")
+	fl.StringVar(&f.metric, "metric", "", "the metric to bisect (default: the job's only metric)")
+	fl.StringVar(&f.robust, "layout-robust", "", "measure every commit under forced alignment (forced) or a layout sweep (sweep)")
+	fl.StringVar(&f.knobs, "knobs", "c", "layout knobs preset for --layout-robust: "+strings.Join(knobs.Names(), ", "))
+	fl.IntVar(&f.layouts, "layouts", 4, "layouts of --layout-robust sweep")
+	fl.StringVarP(&f.format, "format", "f", "text", "report format: "+strings.Join(report.BisectFormats, ", "))
+	fl.BoolVar(&f.improvement, "improvement", false, "search for the commit that made the metric better")
+	fl.IntVar(&f.endRuns, "runs", 0, "runs of each end at the first look (default: the fewest with which a first look at a commit can reach --alpha, 9)")
+	fl.IntVar(&f.stepRuns, "step-runs", bisect.DefaultStepRuns, "runs of a tested commit at the first look")
+	fl.IntVar(&f.maxRuns, "max-runs", bisect.DefaultMaxRuns, "most runs of any commit (per layout)")
+	fl.IntVar(&f.checkRuns, "check-runs", 0, "fresh runs of culprit and parent each in the check (default: the fewest that can reach --alpha, 5)")
+	fl.IntVar(&f.fixed, "fixed", 0, "instead of tests, the plain git-bisect-run scheme with this many runs per commit (for comparison)")
+	fl.Float64Var(&f.alpha, "alpha", bisect.DefaultAlpha, "error rate of each look of each test")
+	fl.Float64Var(&f.effect, "effect", 100*bisect.DefaultMinEffect, "changes within this many percent count as the same")
+	fl.StringVar(&f.speculate, "speculate", "none", "work ahead: none, build (build the next commits while runs are taken), runs (measure them too) or auto (build when runs are pinned and a CPU is free)")
+	fl.StringVar(&f.cpu, "cpu", "", "auto (pin to the quietest CPU), none, or a CPU number (default: the job's run.cpu)")
+	fl.Int64Var(&f.seed, "seed", 0, "seed of the run order (default: derived from the job)")
+	fl.StringVar(&f.storeDir, "store", "", "results store folder (default: .perfbot next to the job file)")
+	fl.StringVar(&f.jobName, "job", "", "the atomic job to bisect when the job file has a params matrix")
+	fl.BoolVar(&f.restart, "restart", false, "forget a saved bisection of these arguments and start again")
+	fl.BoolVar(&f.noTriage, "no-triage", false, "do not triage the culprit")
+	_ = fl.MarkHidden("fixed")
+	return cmd
+}
+
+// bisectTriage triages parent vs culprit for the plain mode; nil leaves the
+// report without a triage verdict.
+var bisectTriage func(ctx context.Context, a *app, s *session, j *job.Job, cpu int, metricName string, preset knobs.Preset, parent, culprit gitrev.Commit) (*bisect.Triage, error)
+
+// validate checks the flags that need no job.
+func (f *bisectFlags) validate() error {
+	var errs []error
+	if f.good == "" {
+		errs = append(errs, errors.New("--good is required"))
+	}
+	if f.bad == "" {
+		errs = append(errs, errors.New("--bad is required"))
+	}
+	if !slices.Contains(report.BisectFormats, f.format) {
+		errs = append(errs, fmt.Errorf("--format %q: want one of %s", f.format, strings.Join(report.BisectFormats, ", ")))
+	}
+	switch f.robust {
+	case "", "forced", "sweep":
+	default:
+		errs = append(errs, fmt.Errorf("--layout-robust %q: want forced or sweep", f.robust))
+	}
+	if f.robust == "sweep" && (f.layouts < 2 || f.layouts > knobs.MaxLayouts) {
+		errs = append(errs, fmt.Errorf("--layouts %d: want 2 to %d", f.layouts, knobs.MaxLayouts))
+	}
+	switch f.speculate {
+	case "auto", "none", "build", "runs":
+	default:
+		errs = append(errs, fmt.Errorf("--speculate %q: want auto, none, build or runs", f.speculate))
+	}
+	if !(f.effect > 0 && f.effect < 1000) {
+		errs = append(errs, fmt.Errorf("--effect %v: want a percentage above 0", f.effect))
+	}
+	return errors.Join(errs...)
+}
+
+// pickJob returns the atomic job to bisect.
+func (f *bisectFlags) pickJob(path string) (*job.Job, error) {
+	jobs, err := job.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if f.jobName == "" && len(jobs) == 1 {
+		return jobs[0], nil
+	}
+	var names []string
+	for _, j := range jobs {
+		if j.Name == f.jobName {
+			return j, nil
+		}
+		names = append(names, j.Name)
+	}
+	if f.jobName == "" {
+		return nil, fmt.Errorf("%s expands into %d atomic jobs; pick one with --job: %s", path, len(jobs), strings.Join(names, ", "))
+	}
+	return nil, fmt.Errorf("--job %q: %s has no such atomic job; it has: %s", f.jobName, path, strings.Join(names, ", "))
+}
+
+// pickMetric resolves --metric against the job.
+func (f *bisectFlags) pickMetric(j *job.Job) (string, metric.Better, error) {
+	var own []string
+	for _, m := range j.Metrics {
+		own = append(own, m.Name)
+	}
+	name := f.metric
+	if name == "" {
+		if len(own) != 1 {
+			return "", 0, fmt.Errorf("--metric is required: job %s produces %s", j.Name, strings.Join(own, ", "))
+		}
+		name = own[0]
+	}
+	stored, better, ok := bisect.MetricOf(j, name)
+	if !ok {
+		return "", 0, fmt.Errorf("--metric %q: job %s (%s) does not produce it; it produces %s, and the builtin wall, user, sys and maxrss",
+			name, j.Name, j.File, strings.Join(own, ", "))
+	}
+	return stored, better, nil
+}
+
+// bisectPath resolves the revisions and the first-parent path between them,
+// with errors that say which flag is wrong.
+func bisectPath(ctx context.Context, repo *gitrev.Repo, goodRev, badRev string) (gitrev.Commit, []gitrev.Commit, error) {
+	good, errG := repo.Resolve(ctx, goodRev)
+	bad, errB := repo.Resolve(ctx, badRev)
+	if errG != nil || errB != nil {
+		var errs []error
+		if errG != nil {
+			errs = append(errs, fmt.Errorf("--good: %w", errG))
+		}
+		if errB != nil {
+			errs = append(errs, fmt.Errorf("--bad: %w", errB))
+		}
+		return good, nil, errors.Join(errs...)
+	}
+	if good.Hash == bad.Hash {
+		return good, nil, fmt.Errorf("--good %s and --bad %s are the same commit %s: nothing to bisect", goodRev, badRev, good.Short())
+	}
+	path, err := repo.FirstParentPath(ctx, good.Hash, bad.Hash)
+	if err == nil {
+		return good, path, nil
+	}
+	if _, rerr := repo.FirstParentPath(ctx, bad.Hash, good.Hash); rerr == nil {
+		return good, nil, fmt.Errorf("--good %s (%s) comes after --bad %s (%s) in the history: the revisions are swapped; --good must be the older commit",
+			goodRev, good.Short(), badRev, bad.Short())
+	}
+	return good, nil, fmt.Errorf("--good %s (%s) and --bad %s (%s): %v; bisect follows the first-parent history, so --good must be a first-parent ancestor of --bad (try their merge base)",
+		goodRev, good.Short(), badRev, bad.Short(), err)
+}
+
+func bisectJob(ctx context.Context, a *app, f bisectFlags, jobFile string) error {
+	if err := f.validate(); err != nil {
+		return err
+	}
+	j, err := f.pickJob(jobFile)
+	if err != nil {
+		return err
+	}
+	metricName, better, err := f.pickMetric(j)
+	if err != nil {
+		return err
+	}
+	s, err := openSession(ctx, j, f.storeDir)
+	if err != nil {
+		return err
+	}
+	defer s.store.Close()
+	good, path, err := bisectPath(ctx, s.repo, f.good, f.bad)
+	if err != nil {
+		return err
+	}
+
+	// Build variants of the mode.
+	variants := []job.Variant{{}}
+	var preset knobs.Preset
+	mode, detail := "plain", ""
+	if f.robust != "" || (!f.noTriage && f.fixed == 0) {
+		preset, err = knobs.LookupIn(f.knobs, filepath.Join(s.store.Dir(), "knobs"))
+		if err != nil {
+			return fmt.Errorf("--knobs: %w", err)
+		}
+	}
+	switch f.robust {
+	case "forced":
+		mode = "forced"
+		variants = []job.Variant{preset.ForcedAlignment()}
+		detail = fmt.Sprintf("variant %s of the %s knobs", variants[0].Name, preset.Name())
+	case "sweep":
+		mode = "sweep"
+		variants = preset.TextLayouts(f.layouts)
+		if len(variants) < 2 {
+			return fmt.Errorf("--layout-robust sweep: the %s knobs have no text layouts; use --layout-robust forced", preset.Name())
+		}
+		var names []string
+		for _, v := range variants {
+			names = append(names, bisectOr(v.Name, "plain"))
+		}
+		detail = fmt.Sprintf("%d text layouts of the %s knobs: %s", len(variants), preset.Name(), strings.Join(names, ", "))
+	}
+
+	cpu, err := chooseCPU(ctx, a, j, f.cpu, max(f.endRuns, 6), f.effect)
+	if err != nil {
+		return err
+	}
+	spec := bisect.Speculation(f.speculate)
+	if f.speculate == "auto" {
+		spec = bisect.SpeculateNone
+		if cpu >= 0 && len(runner.Allowed()) >= 2 {
+			spec = bisect.SpeculateBuild
+		}
+	}
+
+	// The saved state of the same bisection, if any.
+	key := bisectStateKey(j, good, path[len(path)-1], metricName, variants, f)
+	var resume *bisect.State
+	if f.restart {
+		if err := s.store.DeleteState(ctx, bisectStateKind, key); err != nil {
+			return err
+		}
+	} else if data, err := s.store.GetState(ctx, bisectStateKind, key); err == nil {
+		resume = new(bisect.State)
+		if err := json.Unmarshal(data, resume); err != nil {
+			return fmt.Errorf("reading the saved bisection %s in %s: %v (use --restart)", key, s.store.Path(), err)
+		}
+		fmt.Fprintf(a.stderr, "perfbot: bisect: resuming the saved bisection %s\n", key)
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+
+	m := &bisect.StoreMeasurer{Job: j, Store: s.store, Builder: s.builder, Repo: s.repo, Metric: metricName,
+		Variants: variants, CPU: cpu, Progress: progress.New(a.stderr, a.stderrTTY),
+		Log: func(l string) { fmt.Fprintf(a.stderr, "perfbot: bisect: %s\n", l) }}
+	if f.seed != 0 {
+		m.Rand = rand.New(rand.NewSource(f.seed))
+	}
+	defer m.Wait()
+	opt := bisect.Options{
+		Measurer: m, Metric: metricName, Better: better, Improvement: f.improvement,
+		Alpha: f.alpha, MinEffect: f.effect / 100,
+		EndRuns: f.endRuns, StepRuns: f.stepRuns, MaxRuns: f.maxRuns, CheckRuns: f.checkRuns,
+		Fixed: f.fixed, Speculate: spec, Resume: resume,
+		Save: func(ctx context.Context, st *bisect.State) error {
+			data, err := json.Marshal(st)
+			if err != nil {
+				return err
+			}
+			return s.store.PutState(ctx, bisectStateKind, key, data)
+		},
+		Log: m.Log,
+	}
+	if mode == "plain" && !f.noTriage && f.fixed == 0 {
+		if bisectTriage == nil {
+			m.Log("triage is not available in this build of perfbot: the report will not say whether the culprit is real")
+		} else {
+			opt.Triage = func(ctx context.Context, parent, culprit gitrev.Commit) (*bisect.Triage, error) {
+				return bisectTriage(ctx, a, s, j, cpu, metricName, preset, parent, culprit)
+			}
+		}
+	}
+	res, err := bisect.Run(ctx, opt, good, path)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("bisect interrupted (%w); the state is saved: run the same command again to resume", err)
+		}
+		if errors.Is(err, bisect.ErrNoChange) {
+			return exitCodeError{code: exitNoCulprit, msg: "bisect: " + err.Error()}
+		}
+		return err
+	}
+
+	r := &report.BisectReport{Result: res, Job: j.Name, Repo: j.Repo, Params: j.Params, Mode: mode, ModeDetail: detail,
+		Command: bisectCommand(jobFile, good, path[len(path)-1], metricName, f)}
+	if res.Culprit != nil && res.Check != nil {
+		r.Table, err = bisectTable(ctx, s.store, j, res, variants)
+		if err != nil {
+			return err
+		}
+	}
+	if err := report.WriteBisect(a.stdout, r, f.format); err != nil {
+		return err
+	}
+	if !res.Found() {
+		return exitCodeError{code: exitNoCulprit, msg: "bisect: no confirmed culprit (see the report)"}
+	}
+	return nil
+}
+
+// exitNoCulprit is bisect's exit status when it found no confirmed culprit.
+const exitNoCulprit = 1
+
+func bisectOr(s, ifEmpty string) string {
+	if s == "" {
+		return ifEmpty
+	}
+	return s
+}
+
+// bisectStateKey names a bisection by everything that changes its
+// decisions.
+func bisectStateKey(j *job.Job, good, bad gitrev.Commit, metricName string, variants []job.Variant, f bisectFlags) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "bisect v1\njob %s\ngood %s\nbad %s\nmetric %q\n", j.Key(), good.Hash, bad.Hash, metricName)
+	for _, v := range variants {
+		fmt.Fprintf(h, "variant %s\n", measure.VariantID(v))
+	}
+	fmt.Fprintf(h, "improvement %v alpha %v effect %v runs %d %d %d %d fixed %d\n",
+		f.improvement, f.alpha, f.effect, f.endRuns, f.stepRuns, f.maxRuns, f.checkRuns, f.fixed)
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// bisectCommand is the command line that reproduces the bisection.
+func bisectCommand(jobFile string, good, bad gitrev.Commit, metricName string, f bisectFlags) string {
+	s := fmt.Sprintf("perfbot bisect %s --good %s --bad %s --metric %s", jobFile, good.Short(), bad.Short(), metricName)
+	if f.robust != "" {
+		s += " --layout-robust " + f.robust
+	}
+	if f.improvement {
+		s += " --improvement"
+	}
+	return s
+}
+
+// bisectTable is the 0-day table of parent vs culprit over every metric,
+// from the check's fresh interleaved runs: run r of layout k of both is
+// labelled alike, so that the table pairs them.
+func bisectTable(ctx context.Context, st *store.Store, j *job.Job, res *bisect.Result, variants []job.Variant) (*compare.Table, error) {
+	commits := []gitrev.Commit{*res.Parent, *res.Culprit}
+	ranges := [][2]int{res.Check.ParentRuns, res.Check.CulpritRuns}
+	infos, err := st.Metrics(ctx, j.Key())
+	if err != nil {
+		return nil, err
+	}
+	builtin := map[string]bool{}
+	for _, n := range metric.BuiltinNames() {
+		builtin[n] = true
+	}
+	cols := make([]compare.Column, 2)
+	for i, c := range commits {
+		cols[i] = compare.Column{ID: c.Hash, Subject: c.Subject}
+		if len(variants) == 1 {
+			cols[i].Variant = variants[0].Name
+		}
+	}
+	samples := make([]map[string][]store.Sample, 2)
+	for i := range samples {
+		samples[i] = map[string][]store.Sample{}
+	}
+	L := len(variants)
+	for k, v := range variants {
+		vid := measure.VariantID(v)
+		ss, err := st.Samples(ctx, j.Key(), []string{commits[0].Hash, commits[1].Hash}, vid)
+		if err != nil {
+			return nil, err
+		}
+		for i, c := range commits {
+			recs, err := st.RunsWithoutValues(ctx, j.Key(), c.Hash, vid)
+			if err != nil {
+				return nil, err
+			}
+			for _, rec := range recs {
+				if rec.Index >= ranges[i][0] && rec.Index <= ranges[i][1] {
+					cols[i].Runs++
+					if rec.Status != store.RunOK {
+						cols[i].Failed++
+					}
+				}
+			}
+			for name, xs := range ss[c.Hash] {
+				for _, x := range xs {
+					if x.Run < ranges[i][0] || x.Run > ranges[i][1] {
+						continue
+					}
+					round := x.Run - ranges[i][0]
+					samples[i][name] = append(samples[i][name], store.Sample{Run: round*L + k + 1, Value: x.Value})
+				}
+			}
+		}
+	}
+	var kpis, monitors []compare.Series
+	for _, m := range infos {
+		s := compare.Series{Metric: m.Name, Unit: m.Unit, Better: m.Better, KPI: !builtin[m.Name],
+			Samples: [][]store.Sample{samples[0][m.Name], samples[1][m.Name]}}
+		if s.KPI {
+			kpis = append(kpis, s)
+		} else {
+			monitors = append(monitors, s)
+		}
+	}
+	return compare.Build(cols, append(kpis, monitors...), true, compare.DefaultAlpha), nil
+}

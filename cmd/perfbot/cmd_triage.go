@@ -1,0 +1,271 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfbot/perfbot/internal/bisect"
+	"github.com/perfbot/perfbot/internal/gitrev"
+	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/knobs"
+	"github.com/perfbot/perfbot/internal/progress"
+	"github.com/perfbot/perfbot/internal/report"
+	"github.com/perfbot/perfbot/internal/triage"
+)
+
+func init() {
+	commands = append(commands, newTriageCmd)
+	bisectTriage = triageForBisect
+}
+
+// exitInconclusive is the exit status of a triage that reached no verdict.
+const exitInconclusive = 3
+
+// triageExit is the error a finished triage returns for its verdict: nil
+// for a change that is not a real regression, errRegression for one, and
+// an error with ExitCode 3 for an inconclusive triage.
+func triageExit(v triage.Verdict) error {
+	switch v {
+	case triage.RealRegression:
+		return errRegression
+	case triage.Inconclusive:
+		return exitCodeError{code: exitInconclusive, msg: "triage inconclusive (see the notes above)"}
+	}
+	return nil
+}
+
+// triageFlags are the flags of perfbot triage.
+type triageFlags struct {
+	metric    string
+	preset    string
+	format    string
+	maxRuns   int
+	cpu       string
+	storeDir  string
+	jobName   string
+	seed      int64
+	alpha     float64
+	effect    float64
+	layouts   int
+	maxLayout int
+}
+
+func newTriageCmd(a *app) *cobra.Command {
+	var f triageFlags
+	cmd := &cobra.Command{
+		Use:   "triage JOB BASE CHANGED",
+		Short: "say whether a performance change is real or an alignment artifact, with the experiments that show it",
+		Long: `Triage decides whether the change of a metric from BASE to CHANGED is a real
+performance change or an artifact of code or data alignment, the way a 0-day
+engineer triages a report by hand, and prints the evidence.
+
+It runs these experiments, in the order that reaches a verdict with the
+fewest runs, and stops as soon as the verdict is clear:
+
+  plain             both commits as they build, in interleaved pairs,
+                    10 -> 20 -> 40 runs a side while the answer is unknown;
+                    plus the layout diff of the two builds (no runs)
+  layout sweep      both commits built under several layouts that move
+                    code, data and stack (4, growing to 16 when needed), a
+                    few runs each; the change is estimated with the layouts
+                    as a random factor, with an interval across layouts
+  forced alignment  both commits rebuilt with functions and loops aligned
+                    to 64 bytes: a change that vanishes was text alignment
+  restore           the changed commit rebuilt with padding that gives the
+                    layout diff's top suspect its old offset back, beside
+                    both commits: recovery of the base figure proves the
+                    cause (base, changed, changed+padding)
+
+The verdict rests on the layout-robust estimate, not on the plain
+comparison alone, and the report says when the two disagree (a real change
+can hide behind an alignment change). Verdicts: real-regression,
+real-improvement, text-alignment, data-alignment, no-change, inconclusive.
+
+--preset names the layout knobs of the build (see docs/knobs.md): c (gcc,
+clang; the build must link $EXTRA_OBJS before its own objects and honour
+CFLAGS), go, rust, kernel, or env (PERFBOT_* variables that the build
+command maps to its own flags).
+
+Every run and build is stored (.perfbot/ next to the job file) and reused:
+a killed triage resumes where it stopped, and a repeated one runs nothing.
+
+Exit status: 0 not a real regression (no-change, an alignment artifact or a
+real improvement), 1 real regression, 2 error, 3 inconclusive.`,
+		Args: cobra.ExactArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.validate(); err != nil {
+				return err
+			}
+			return triageJob(cmd.Context(), a, f, args[0], args[1], args[2])
+		},
+	}
+	d := defaultTriageFlags()
+	fl := cmd.Flags()
+	fl.StringVar(&f.metric, "metric", "", "metric to triage (default: the job's first metric)")
+	fl.StringVar(&f.preset, "preset", d.preset, "layout knobs: "+strings.Join(knobs.Names(), ", "))
+	fl.StringVarP(&f.format, "format", "f", d.format, "output format: "+strings.Join(report.TriageFormats, ", "))
+	fl.IntVar(&f.maxRuns, "max-runs", d.maxRuns, "most runs per build in one experiment (the 10 -> 20 -> 40 schedule stops there)")
+	fl.StringVar(&f.cpu, "cpu", "", "auto (pin to the quietest CPU), none, or a CPU number (default: the job's run.cpu)")
+	fl.StringVar(&f.storeDir, "store", "", "results store folder (default: .perfbot next to the job file)")
+	fl.StringVar(&f.jobName, "job", "", "the atomic job to triage when the job file has a params matrix")
+	fl.Int64Var(&f.seed, "seed", 0, "seed of the run order (default: derived from the job and commits)")
+	fl.Float64Var(&f.alpha, "alpha", d.alpha, "error rate of each look of each test")
+	fl.Float64Var(&f.effect, "effect", d.effect, "smallest change in percent that counts; smaller is no change")
+	fl.IntVar(&f.layouts, "layouts", d.layouts, "layouts of the first sweep, the plain build included")
+	fl.IntVar(&f.maxLayout, "max-layouts", d.maxLayout, "most layouts the sweep grows to")
+	return cmd
+}
+
+// defaultTriageFlags are the flags' defaults (perfbot demo triages with them).
+func defaultTriageFlags() triageFlags {
+	return triageFlags{preset: "c", format: "text", maxRuns: 40, alpha: 0.01, effect: 5, layouts: 4, maxLayout: knobs.MaxLayouts}
+}
+
+// validate checks the flags that need no job.
+func (f *triageFlags) validate() error {
+	var errs []error
+	if !slices.Contains(report.TriageFormats, f.format) {
+		errs = append(errs, fmt.Errorf("--format %q: want one of %s", f.format, strings.Join(report.TriageFormats, ", ")))
+	}
+	if !slices.Contains(knobs.Names(), f.preset) {
+		errs = append(errs, fmt.Errorf("--preset %q: want one of %s", f.preset, strings.Join(knobs.Names(), ", ")))
+	}
+	if f.maxRuns < 10 {
+		errs = append(errs, fmt.Errorf("--max-runs %d: want at least 10", f.maxRuns))
+	}
+	if !(f.alpha > 0 && f.alpha < 0.25) {
+		errs = append(errs, fmt.Errorf("--alpha %v: want a value in (0, 0.25)", f.alpha))
+	}
+	if !(f.effect > 0 && f.effect < 100) {
+		errs = append(errs, fmt.Errorf("--effect %v: want a percentage in (0, 100)", f.effect))
+	}
+	if f.layouts < 2 || f.maxLayout < f.layouts || f.maxLayout > knobs.MaxLayouts {
+		errs = append(errs, fmt.Errorf("--layouts %d, --max-layouts %d: want 2 <= layouts <= max-layouts <= %d", f.layouts, f.maxLayout, knobs.MaxLayouts))
+	}
+	return errors.Join(errs...)
+}
+
+// pickJob returns the atomic job to triage.
+func (f *triageFlags) pickJob(path string) (*job.Job, error) {
+	jobs, err := job.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if f.jobName == "" && len(jobs) == 1 {
+		return jobs[0], nil
+	}
+	var names []string
+	for _, j := range jobs {
+		if j.Name == f.jobName {
+			return j, nil
+		}
+		names = append(names, j.Name)
+	}
+	if f.jobName == "" {
+		return nil, fmt.Errorf("%s has %d atomic jobs: pick one with --job (%s)", path, len(jobs), strings.Join(names, ", "))
+	}
+	return nil, fmt.Errorf("--job %q: %s has no such atomic job; it has: %s", f.jobName, path, strings.Join(names, ", "))
+}
+
+func triageJob(ctx context.Context, a *app, f triageFlags, jobFile, baseRev, changedRev string) error {
+	if !isJobFile(jobFile) {
+		return fmt.Errorf("triage %s: want a job file (.yaml or .yml)", jobFile)
+	}
+	j, err := f.pickJob(jobFile)
+	if err != nil {
+		return err
+	}
+	if f.metric != "" && !jobHasMetric(j, f.metric) {
+		var names []string
+		for _, m := range j.Metrics {
+			names = append(names, m.Name)
+		}
+		return fmt.Errorf("--metric %q: job %s has metrics %s", f.metric, j.File, strings.Join(names, ", "))
+	}
+	s, err := openSession(ctx, j, f.storeDir)
+	if err != nil {
+		return err
+	}
+	defer s.store.Close()
+	commits, err := s.resolve(ctx, []string{baseRev, changedRev})
+	if err != nil {
+		return err
+	}
+	cpu, err := chooseCPU(ctx, a, j, f.cpu, 10, f.effect)
+	if err != nil {
+		return err
+	}
+	opt := triage.Options{
+		Job: j, Store: s.store, Builder: s.builder, CPU: cpu, Metric: f.metric, Preset: f.preset,
+		MaxRuns: f.maxRuns, Progress: progress.New(a.stderr, a.stderrTTY), Log: a.stderr,
+		Alpha: f.alpha, MinEffect: f.effect, Layouts: f.layouts, MaxLayouts: f.maxLayout, Seed: f.seed,
+	}
+	res, err := triage.Run(ctx, opt, commits[0], commits[1])
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stderr, "perfbot: triage budget: %d runs (%d new), %d builds (%d new) in %.1fs; a fixed design would take %d runs\n",
+		res.Runs, res.NewRuns, res.Builds, res.NewBuilds, res.Wall.Seconds(), res.FixedRuns)
+	ropt := report.TriageOptions{Format: f.format, Machine: machine(cpu),
+		Command: fmt.Sprintf("perfbot triage %s %s %s --metric %s --preset %s", jobFile, baseRev, changedRev, res.Metric, f.preset)}
+	if err := report.WriteTriage(a.stdout, res, ropt); err != nil {
+		return err
+	}
+	return triageExit(res.Verdict)
+}
+
+// jobHasMetric reports whether name is one of the job's metrics (or of a
+// metric family: a gobench or named-regex prefix).
+func jobHasMetric(j *job.Job, name string) bool {
+	for _, m := range j.Metrics {
+		if m.Name == name || (m.Name != "" && strings.HasPrefix(name, m.Name)) {
+			return true
+		}
+	}
+	return false
+}
+
+// machine describes the test machine for the email report.
+func machine(cpu int) string {
+	model := ""
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	s := fmt.Sprintf("%d CPUs", runtime.NumCPU())
+	if model != "" {
+		s += " " + model
+	}
+	if cpu >= 0 {
+		s += fmt.Sprintf(", runs pinned to CPU %d", cpu)
+	}
+	return s
+}
+
+// triageForBisect triages a bisection's culprit against its parent, for
+// perfbot bisect's report.
+func triageForBisect(ctx context.Context, a *app, s *session, j *job.Job, cpu int, metricName string, preset knobs.Preset, parent, culprit gitrev.Commit) (*bisect.Triage, error) {
+	name := "c"
+	if preset != nil {
+		name = preset.Name()
+	}
+	res, err := triage.Run(ctx, triage.Options{
+		Job: j, Store: s.store, Builder: s.builder, CPU: cpu, Metric: metricName, Preset: name,
+		Progress: progress.New(a.stderr, a.stderrTTY), Log: a.stderr,
+	}, parent, culprit)
+	if err != nil {
+		return nil, err
+	}
+	return &bisect.Triage{Verdict: string(res.Verdict), Sentence: res.Sentence}, nil
+}

@@ -19,6 +19,7 @@ func newDemoCmd(a *app) *cobra.Command {
 	var f compareFlags
 	var dir string
 	var noTriage bool
+	var history string
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "run perfbot's main job on a built-in demo project",
@@ -30,6 +31,11 @@ and a commit with no effect. Then it triages the alignment-only commit
 against its parent ("perfbot triage"), which rebuilds both under forced
 alignment and other layouts and says whether the change is real. It needs
 git, make and gcc, and takes about a minute.
+
+With --history triage or --history bisect, demo only creates the history
+that perfbot's triage and bisect tests use (a base with one branch per case;
+64 commits with one real regression, one alignment-only shift and one broken
+build) and prints the commands to run on it.
 
 The project and its results store are kept, so you can run perfbot on them
 yourself afterwards; demo prints the commands.`,
@@ -43,9 +49,12 @@ yourself afterwards; demo prints the commands.`,
 				}
 				dir = tmp
 			}
-			repo, err := demo.Create(filepath.Join(dir, "kvstore"), demo.Options{History: "demo"})
+			repo, err := demo.Create(filepath.Join(dir, "kvstore"), demo.Options{History: history})
 			if err != nil {
 				return fmt.Errorf("creating the demo project: %w", err)
+			}
+			if history != demo.HistoryDemo {
+				return describeHistory(a, repo)
 			}
 			fmt.Fprintf(a.stderr, "perfbot: demo project in %s with commits:\n", repo.Dir)
 			var revs []string
@@ -83,6 +92,7 @@ yourself afterwards; demo prints the commands.`,
 		},
 	}
 	fl := cmd.Flags()
+	fl.StringVar(&history, "history", demo.HistoryDemo, "demo (create and measure), or only create the history the triage or bisect tests use: triage, bisect")
 	fl.BoolVar(&noTriage, "no-triage", false, "only compare; do not triage the alignment-only commit")
 	fl.StringVar(&dir, "dir", "", "create the demo project here (default: a new temporary folder)")
 	fl.BoolVarP(&f.all, "all", "a", false, "print every metric, not only the changed ones")
@@ -92,4 +102,37 @@ yourself afterwards; demo prints the commands.`,
 	fl.Float64Var(&f.alpha, "alpha", 0.05, "significance level")
 	fl.Float64Var(&f.effect, "effect", 5, "smallest change in percent you care about")
 	return cmd
+}
+
+// describeHistory lists a created history's commits and the commands that
+// exercise it.
+func describeHistory(a *app, repo *demo.Repo) error {
+	fmt.Fprintf(a.stdout, "demo project (%s history) in %s\n", repo.History, repo.Dir)
+	for _, c := range repo.Commits {
+		if repo.History == demo.HistoryBisect && c.Effect == demo.EffectNoChange {
+			continue
+		}
+		fmt.Fprintf(a.stdout, "  %.12s  %-16s %s\n", c.Hash, c.Effect, c.Subject)
+	}
+	base := repo.ByLabel(demo.EffectBase)
+	switch repo.History {
+	case demo.HistoryTriage:
+		fmt.Fprintf(a.stdout, "\ntry:\n")
+		for _, c := range repo.Commits[1:] {
+			fmt.Fprintf(a.stdout, "  perfbot triage --metric %s %s %.12s %.12s   # %s\n", orDefault(c.Metric, "text_ms"), repo.JobFile, base.Hash, c.Hash, c.Effect)
+		}
+	case demo.HistoryBisect:
+		last := repo.Commits[len(repo.Commits)-1]
+		fmt.Fprintf(a.stdout, "\ntry (a few minutes each):\n")
+		fmt.Fprintf(a.stdout, "  perfbot bisect %s --good %.12s --bad %.12s --metric text_ms\n", repo.JobFile, base.Hash, last.Hash)
+		fmt.Fprintf(a.stdout, "  perfbot bisect %s --good %.12s --bad %.12s --metric text_ms --layout-robust forced\n", repo.JobFile, base.Hash, last.Hash)
+	}
+	return nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

@@ -169,28 +169,6 @@ func (f *bisectFlags) validate() error {
 	return errors.Join(errs...)
 }
 
-// pickJob returns the atomic job to bisect.
-func (f *bisectFlags) pickJob(path string) (*job.Job, error) {
-	jobs, err := job.Load(path)
-	if err != nil {
-		return nil, err
-	}
-	if f.jobName == "" && len(jobs) == 1 {
-		return jobs[0], nil
-	}
-	var names []string
-	for _, j := range jobs {
-		if j.Name == f.jobName {
-			return j, nil
-		}
-		names = append(names, j.Name)
-	}
-	if f.jobName == "" {
-		return nil, fmt.Errorf("%s expands into %d atomic jobs; pick one with --job: %s", path, len(jobs), strings.Join(names, ", "))
-	}
-	return nil, fmt.Errorf("--job %q: %s has no such atomic job; it has: %s", f.jobName, path, strings.Join(names, ", "))
-}
-
 // pickMetric resolves --metric against the job.
 func (f *bisectFlags) pickMetric(j *job.Job) (string, metric.Better, error) {
 	var own []string
@@ -246,7 +224,7 @@ func bisectJob(ctx context.Context, a *app, f bisectFlags, jobFile string) error
 	if err := f.validate(); err != nil {
 		return err
 	}
-	j, err := f.pickJob(jobFile)
+	j, err := pickJob(jobFile, f.jobName)
 	if err != nil {
 		return err
 	}
@@ -424,10 +402,6 @@ func bisectTable(ctx context.Context, st *store.Store, j *job.Job, res *bisect.R
 	if err != nil {
 		return nil, err
 	}
-	builtin := map[string]bool{}
-	for _, n := range metric.BuiltinNames() {
-		builtin[n] = true
-	}
 	cols := make([]compare.Column, 2)
 	for i, c := range commits {
 		cols[i] = compare.Column{ID: c.Hash, Subject: c.Subject}
@@ -472,7 +446,7 @@ func bisectTable(ctx context.Context, st *store.Store, j *job.Job, res *bisect.R
 	}
 	var kpis, monitors []compare.Series
 	for _, m := range infos {
-		s := compare.Series{Metric: m.Name, Unit: m.Unit, Better: m.Better, KPI: !builtin[m.Name],
+		s := compare.Series{Metric: m.Name, Unit: m.Unit, Better: m.Better, KPI: !metric.IsBuiltin(m.Name),
 			Samples: [][]store.Sample{samples[0][m.Name], samples[1][m.Name]}}
 		if s.KPI {
 			kpis = append(kpis, s)

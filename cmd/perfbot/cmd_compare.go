@@ -122,6 +122,29 @@ func openSession(ctx context.Context, j *job.Job, storeDir string) (*session, er
 	return &session{store: st, repo: repo, builder: &build.Builder{Repo: repo, Store: st, Dir: storeDir}}, nil
 }
 
+// pickJob loads a job file and returns its atomic job named name, or its
+// only one when name is "" (triage and bisect work on one atomic job).
+func pickJob(path, name string) (*job.Job, error) {
+	jobs, err := job.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if name == "" && len(jobs) == 1 {
+		return jobs[0], nil
+	}
+	var names []string
+	for _, j := range jobs {
+		if j.Name == name {
+			return j, nil
+		}
+		names = append(names, j.Name)
+	}
+	if name == "" {
+		return nil, fmt.Errorf("%s expands into %d atomic jobs; pick one with --job: %s", path, len(jobs), strings.Join(names, ", "))
+	}
+	return nil, fmt.Errorf("--job %q: %s has no such atomic job; it has: %s", name, path, strings.Join(names, ", "))
+}
+
 // resolve turns revision arguments into commits, naming every unknown one.
 func (s *session) resolve(ctx context.Context, revs []string) ([]gitrev.Commit, error) {
 	var commits []gitrev.Commit
@@ -293,13 +316,9 @@ func tableFromStore(ctx context.Context, a *app, st *store.Store, j *job.Job, ou
 	if err != nil {
 		return nil, err
 	}
-	builtin := map[string]bool{}
-	for _, n := range metric.BuiltinNames() {
-		builtin[n] = true
-	}
 	var kpis, monitors []compare.Series
 	for _, m := range infos {
-		s := compare.Series{Metric: m.Name, Unit: m.Unit, Better: m.Better, KPI: !builtin[m.Name],
+		s := compare.Series{Metric: m.Name, Unit: m.Unit, Better: m.Better, KPI: !metric.IsBuiltin(m.Name),
 			Samples: make([][]store.Sample, len(commits))}
 		for c, h := range commits {
 			for _, x := range samples[h][m.Name] {

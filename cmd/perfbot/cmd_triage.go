@@ -152,33 +152,11 @@ func (f *triageFlags) validate() error {
 	return errors.Join(errs...)
 }
 
-// pickJob returns the atomic job to triage.
-func (f *triageFlags) pickJob(path string) (*job.Job, error) {
-	jobs, err := job.Load(path)
-	if err != nil {
-		return nil, err
-	}
-	if f.jobName == "" && len(jobs) == 1 {
-		return jobs[0], nil
-	}
-	var names []string
-	for _, j := range jobs {
-		if j.Name == f.jobName {
-			return j, nil
-		}
-		names = append(names, j.Name)
-	}
-	if f.jobName == "" {
-		return nil, fmt.Errorf("%s has %d atomic jobs: pick one with --job (%s)", path, len(jobs), strings.Join(names, ", "))
-	}
-	return nil, fmt.Errorf("--job %q: %s has no such atomic job; it has: %s", f.jobName, path, strings.Join(names, ", "))
-}
-
 func triageJob(ctx context.Context, a *app, f triageFlags, jobFile, baseRev, changedRev string) error {
 	if !isJobFile(jobFile) {
 		return fmt.Errorf("triage %s: want a job file (.yaml or .yml)", jobFile)
 	}
-	j, err := f.pickJob(jobFile)
+	j, err := pickJob(jobFile, f.jobName)
 	if err != nil {
 		return err
 	}

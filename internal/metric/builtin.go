@@ -65,3 +65,10 @@ func Builtins(u Usage) []Value {
 	}
 	return vals
 }
+
+// IsBuiltin reports whether name is one of the resource metrics perfbot
+// records for every run (lkp's monitors, as opposed to a job's own KPIs).
+func IsBuiltin(name string) bool {
+	b := lookupBuiltin(name)
+	return b != nil && b.name == name
+}

@@ -170,3 +170,11 @@ func BenchmarkReadGoBenchFile(b *testing.B) {
 		}
 	}
 }
+
+func TestIsBuiltin(t *testing.T) {
+	for name, want := range map[string]bool{"time.elapsed_time": true, "time.maximum_resident_set_size": true, "wall": false, "text_ms": false, "": false} {
+		if got := IsBuiltin(name); got != want {
+			t.Errorf("IsBuiltin(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -260,6 +260,9 @@ func measureTable(ctx context.Context, a *app, f compareFlags, j *job.Job, revs 
 	}
 	out, err := measure.Measure(ctx, j, targets, opt)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("interrupted (%v): every finished run is stored in %s; run the same command again to resume", ctx.Err(), s.store.Dir())
+		}
 		return nil, err
 	}
 	var buildErrs []error

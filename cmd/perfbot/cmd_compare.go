@@ -319,6 +319,24 @@ func tableFromStore(ctx context.Context, a *app, st *store.Store, j *job.Job, ou
 	if err != nil {
 		return nil, err
 	}
+	// Runs of two commits are interleaved pairs only when one session took
+	// both: number each (session, run) so that compare pairs only those.
+	sessions := make([]map[int]string, len(out.Targets))
+	for i, t := range out.Targets {
+		sessions[i] = map[int]string{}
+		for _, r := range t.Runs {
+			sessions[i][r.Index] = r.Session
+		}
+	}
+	sessionIDs := map[string]int{}
+	pairKey := func(session string, run int) int {
+		id, ok := sessionIDs[session]
+		if !ok {
+			id = len(sessionIDs)
+			sessionIDs[session] = id
+		}
+		return id*1_000_000 + run
+	}
 	var kpis, monitors []compare.Series
 	for _, m := range infos {
 		s := compare.Series{Metric: m.Name, Unit: m.Unit, Better: m.Better, KPI: !metric.IsBuiltin(m.Name),
@@ -326,7 +344,7 @@ func tableFromStore(ctx context.Context, a *app, st *store.Store, j *job.Job, ou
 		for c, h := range commits {
 			for _, x := range samples[h][m.Name] {
 				if x.Run <= runs {
-					s.Samples[c] = append(s.Samples[c], x)
+					s.Samples[c] = append(s.Samples[c], store.Sample{Run: pairKey(sessions[c][x.Run], x.Run), Value: x.Value})
 				}
 			}
 		}

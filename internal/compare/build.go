@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"fmt"
 	"math"
 	"runtime"
 	"sort"
@@ -86,15 +87,17 @@ func buildRow(cols []Column, s Series, paired bool, alpha float64) Row {
 		} else if bm != 0 {
 			d.Change = 100 * (cm - bm) / bm
 		}
-		if paired {
-			a, b := pairs(runs[0], runs[c])
-			d.Stat = stats.ComparePaired(a, b, alpha)
-		} else {
-			d.Stat = stats.CompareUnpaired(base, cur, alpha)
-		}
-		if d.Stat.Significant && !math.IsNaN(d.Stat.Change) && d.Stat.Change != 0 {
+		d.Stat = compareCells(runs[0], runs[c], base, cur, paired, alpha)
+		switch {
+		case d.Stat.Significant && !math.IsNaN(d.Stat.Change) && d.Stat.Change != 0:
 			worse := (d.Stat.Change > 0) == (row.Better == metric.LowerIsBetter)
 			d.Regression, d.Improvement = worse, !worse
+		case d.LKPChanged && d.Change != 0 && stats.MinUnpairedP(len(base), len(cur)) > alpha:
+			// Too few runs for any distribution-free test to reach alpha:
+			// the 0-day robot's rule decides, and the note says so.
+			worse := (d.Change > 0) == (row.Better == metric.LowerIsBetter)
+			d.Regression, d.Improvement = worse, !worse
+			d.Stat.Warnings = append(d.Stat.Warnings, fmt.Errorf("%d and %d runs are too few for a test at p < %g: decided by the lkp rule alone", len(base), len(cur), alpha))
 		}
 		row.Cells[c].Delta = d
 	}
@@ -122,6 +125,31 @@ func (t *Table) Regressions() (regressions, improvements int) {
 		}
 	}
 	return regressions, improvements
+}
+
+// compareCells runs the statistical test of one cell against the base: the
+// signed-rank test on the interleaved pairs when the table is paired, most
+// runs are pairs (runs taken in another session have other run numbers, see
+// Series) and there are enough pairs for the test to reach alpha at all;
+// otherwise Mann-Whitney U on all runs, with a warning that says why.
+func compareCells(baseRuns, curRuns []runValue, base, cur []float64, paired bool, alpha float64) stats.Comparison {
+	if !paired {
+		return stats.CompareUnpaired(base, cur, alpha)
+	}
+	a, b := pairs(baseRuns, curRuns)
+	n := min(len(base), len(cur))
+	var why error
+	switch {
+	case 5*len(a) < 4*n:
+		why = fmt.Errorf("only %d of %d runs are interleaved pairs (the others were taken in another session): compared unpaired (Mann-Whitney), exposed to drift between sessions", len(a), n)
+	case stats.MinPairedP(len(a)) > alpha:
+		why = fmt.Errorf("%d pairs cannot reach p < %g with the signed-rank test (need %d): compared unpaired (Mann-Whitney)", len(a), alpha, stats.PairsNeeded(alpha))
+	default:
+		return stats.ComparePaired(a, b, alpha)
+	}
+	c := stats.CompareUnpaired(base, cur, alpha)
+	c.Warnings = append([]error{why}, c.Warnings...)
+	return c
 }
 
 type runValue struct {

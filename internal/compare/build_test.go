@@ -3,6 +3,7 @@ package compare
 import (
 	"math"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/perfbot/perfbot/internal/metric"
@@ -79,15 +80,52 @@ func TestBuildDirections(t *testing.T) {
 // one sample (their median) and that pairs are matched by run number, with
 // runs missing on one side left out of the paired test.
 func TestBuildPerRunAndPairs(t *testing.T) {
-	a := []store.Sample{{Run: 1, Value: 10}, {Run: 1, Value: 30}, {Run: 1, Value: 20}, {Run: 2, Value: 11}, {Run: 3, Value: 12}, {Run: 4, Value: 13}}
-	b := []store.Sample{{Run: 2, Value: 22}, {Run: 3, Value: 24}, {Run: 4, Value: 26}, {Run: 5, Value: 99}}
-	tab := Build(cols(2), []Series{{Metric: "x", KPI: true, Samples: [][]store.Sample{a, b}}}, true, 0.05)
+	a := []store.Sample{{Run: 1, Value: 10}, {Run: 1, Value: 30}, {Run: 1, Value: 20}, {Run: 2, Value: 11}, {Run: 3, Value: 12}, {Run: 4, Value: 13}, {Run: 5, Value: 14}, {Run: 6, Value: 15}}
+	b := []store.Sample{{Run: 2, Value: 22}, {Run: 3, Value: 24}, {Run: 4, Value: 26}, {Run: 5, Value: 28}, {Run: 6, Value: 30}, {Run: 7, Value: 99}}
+	tab := Build(cols(2), []Series{{Metric: "x", KPI: true, Samples: [][]store.Sample{a, b}}}, true, 0.1)
 	c0, c1 := tab.Rows[0].Cells[0], tab.Rows[0].Cells[1]
-	if want := []float64{20, 11, 12, 13}; !equal(c0.Samples, want) {
+	if want := []float64{20, 11, 12, 13, 14, 15}; !equal(c0.Samples, want) {
 		t.Errorf("base samples %v, want %v (run 1 reduced to its median)", c0.Samples, want)
 	}
-	if c1.Delta.Stat.N != 3 {
-		t.Errorf("paired test on %d pairs, want 3 (runs 2-4 are on both sides)", c1.Delta.Stat.N)
+	if c1.Delta.Stat.Test != "wilcoxon" || c1.Delta.Stat.N != 5 {
+		t.Errorf("test %q on %d pairs, want wilcoxon on 5 (runs 2-6 are on both sides)", c1.Delta.Stat.Test, c1.Delta.Stat.N)
+	}
+}
+
+// TestBuildUnpairedFallbacks: runs that are mostly not pairs (another
+// session took them), or too few pairs for the signed-rank test to reach
+// alpha, are compared unpaired, with a warning that says why; with too few
+// runs for any test, the lkp rule decides and says so (review finding 2).
+func TestBuildUnpairedFallbacks(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	base := noisy(rng, 10, 100, 0.01)
+	other := noisy(rng, 10, 150, 0.01)
+	for i := range other {
+		other[i].Run += 1000 // another session: no run number in common
+	}
+	five := noisy(rng, 5, 150, 0.01)
+	for _, tc := range []struct {
+		name string
+		cur  []store.Sample
+		warn string
+	}{
+		{"other session", other, "interleaved pairs"},
+		{"five pairs", five, "cannot reach"},
+	} {
+		tab := Build(cols(2), []Series{{Metric: "ms", KPI: true, Better: metric.LowerIsBetter, Samples: [][]store.Sample{base, tc.cur}}}, true, 0.05)
+		d := tab.Rows[0].Cells[1].Delta
+		if d.Stat.Test != "mann-whitney" || !d.Regression || len(d.Stat.Warnings) == 0 || !strings.Contains(d.Stat.Warnings[0].Error(), tc.warn) {
+			t.Errorf("%s: test %q regression=%v warnings %v; want a Mann-Whitney regression warning %q (%+v)", tc.name, d.Stat.Test, d.Regression, d.Stat.Warnings, tc.warn, d.Stat)
+		}
+	}
+	// Three runs a side: no test can reach 0.05; the lkp rule decides.
+	tab := Build(cols(2), []Series{{Metric: "ms", KPI: true, Better: metric.LowerIsBetter, Samples: [][]store.Sample{samples(10, 10.1, 10.2), samples(20, 20.1, 20.3)}}}, true, 0.05)
+	d := tab.Rows[0].Cells[1].Delta
+	if !d.Regression || !d.LKPChanged || d.Stat.Significant {
+		t.Errorf("3 runs, 2x slower: regression=%v lkp=%v significant=%v; want a regression by the lkp rule", d.Regression, d.LKPChanged, d.Stat.Significant)
+	}
+	if tab2 := Build(cols(2), []Series{{Metric: "ms", KPI: true, Better: metric.LowerIsBetter, Samples: [][]store.Sample{samples(10, 10.1, 10.2), samples(10.1, 10, 10.2)}}}, true, 0.05); tab2.Rows[0].Cells[1].Delta.Regression {
+		t.Errorf("3 runs, unchanged: a regression")
 	}
 }
 

@@ -11,6 +11,8 @@ package measure
 
 import (
 	"context"
+	crand "crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/perfbot/perfbot/internal/build"
 	"github.com/perfbot/perfbot/internal/gitrev"
@@ -63,6 +66,10 @@ type Options struct {
 	// Rand orders the runs; nil means a source seeded from the job key.
 	Rand     *rand.Rand
 	Progress Progress // may be nil
+	// KeepFailed keeps stored failed runs as they are; by default a
+	// measurement takes them again (the first attempt's logs are kept in a
+	// folder beside the new ones).
+	KeepFailed bool
 }
 
 // Outcome is what a measurement produced, per target in the given order.
@@ -128,7 +135,9 @@ func Measure(ctx context.Context, j *job.Job, targets []Target, opt Options) (*O
 			return out, err
 		}
 		for _, r := range recs {
-			done[i][r.Index] = true
+			// A failed run is taken again by a later measurement (the user
+			// may have fixed its cause); its logs are kept beside.
+			done[i][r.Index] = r.Status == store.RunOK || opt.KeepFailed
 		}
 	}
 
@@ -159,10 +168,11 @@ func Measure(ctx context.Context, j *job.Job, targets []Target, opt Options) (*O
 		}
 	}
 
+	session := newSession()
 	for n, s := range plan {
 		t := out.Targets[s.Commit]
 		key := store.RunKey{Job: j.Key(), Commit: t.Target.Commit.Hash, Variant: VariantID(t.Target.Variant), Index: s.Round + 1}
-		rec, err := RunOnce(ctx, j, key, t.Target.Variant, t.Build.Worktree, opt.CPU, opt.Store)
+		rec, err := runOnce(ctx, j, key, t.Target.Variant, t.Build.Worktree, opt.CPU, opt.Store, session)
 		if err != nil {
 			return out, err
 		}
@@ -189,7 +199,26 @@ func Measure(ctx context.Context, j *job.Job, targets []Target, opt Options) (*O
 // only when perfbot itself failed or ctx was cancelled; the run in flight is
 // then not stored.
 func RunOnce(ctx context.Context, j *job.Job, key store.RunKey, v job.Variant, worktree string, cpu int, st *store.Store) (*store.RunRecord, error) {
+	return runOnce(ctx, j, key, v, worktree, cpu, st, "")
+}
+
+// newSession names one measurement: runs it takes with the same index
+// are interleaved pairs.
+func newSession() string {
+	var b [8]byte
+	_, _ = crand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func runOnce(ctx context.Context, j *job.Job, key store.RunKey, v job.Variant, worktree string, cpu int, st *store.Store, session string) (*store.RunRecord, error) {
 	dir := st.RunDir(key)
+	if _, err := os.Stat(dir); err == nil {
+		// An earlier attempt (failed, or in flight when perfbot was
+		// killed): keep its logs.
+		if err := os.Rename(dir, fmt.Sprintf("%s.attempt-%d", dir, time.Now().UnixNano())); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -198,6 +227,7 @@ func RunOnce(ctx context.Context, j *job.Job, key store.RunKey, v job.Variant, w
 		return nil, err
 	}
 	rec.RunKey = key
+	rec.Session = session
 	if err := st.PutRun(ctx, rec); err != nil {
 		return nil, fmt.Errorf("storing run %d of %s: %w", key.Index, gitrev.Short(key.Commit), err)
 	}

@@ -145,3 +145,23 @@ func TestMeasureFailedRuns(t *testing.T) {
 		t.Errorf("failed runs gave %d samples", n)
 	}
 }
+
+// TestMeasureSessions: runs of one measurement share a session, a later
+// measurement has another, so compare can tell interleaved pairs from runs
+// taken apart (review finding 1).
+func TestMeasureSessions(t *testing.T) {
+	opt, targets := setup(t, "echo work_ms: VERSION.5\n")
+	j := loadJob(t, "3")
+	ctx := context.Background()
+	if _, err := Measure(ctx, j, targets[:1], opt); err != nil {
+		t.Fatal(err)
+	}
+	out, err := Measure(ctx, j, targets, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := out.Targets[0].Runs, out.Targets[1].Runs
+	if a[0].Session == "" || a[0].Session != a[2].Session || a[0].Session == b[0].Session || b[0].Session != b[2].Session {
+		t.Errorf("sessions: base %q %q, new %q %q; want one per measurement", a[0].Session, a[2].Session, b[0].Session, b[2].Session)
+	}
+}

@@ -60,8 +60,46 @@ func WriteNCompare(w io.Writer, t *compare.Table, opt Options) error {
 	}
 
 	writeSignificant(&b, t, rows)
+	writeNotes(&b, t, rows)
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// writeNotes lists, once each, the statistical tests' warnings about the
+// shown rows of the job's own metrics (too few runs to reach alpha, runs
+// that were not interleaved), so that a quiet table is not mistaken for a
+// clean bill.
+func writeNotes(b *bytes.Buffer, t *compare.Table, rows []*compare.Row) {
+	seen := map[string]int{}
+	var order []string
+	for _, r := range rows {
+		if !r.KPI {
+			continue
+		}
+		for i, c := range r.Cells {
+			if i == 0 || c.Delta == nil {
+				continue
+			}
+			for _, w := range c.Delta.Stat.Warnings {
+				msg := shortID(t.Columns[i]) + ": " + w.Error()
+				if seen[msg] == 0 {
+					order = append(order, msg)
+				}
+				seen[msg]++
+			}
+		}
+	}
+	if len(order) == 0 {
+		return
+	}
+	b.WriteString("\nnotes:\n")
+	for _, msg := range order {
+		if n := seen[msg]; n > 1 {
+			fmt.Fprintf(b, "  %s (%d metrics)\n", msg, n)
+		} else {
+			fmt.Fprintf(b, "  %s\n", msg)
+		}
+	}
 }
 
 func hasFailures(t *compare.Table) bool {

@@ -111,18 +111,19 @@ func (s *Store) PutRun(ctx context.Context, r *RunRecord) error {
 		var id int64
 		err := tx.QueryRowContext(ctx, `
 			INSERT INTO runs (job_key, commit_hash, variant, idx, status, reason, cpu, started_unix_ns,
-				wall_ns, user_ns, sys_ns, max_rss_kib, exit_code, stdout_path, stderr_path, recorded_unix_ns)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+				wall_ns, user_ns, sys_ns, max_rss_kib, exit_code, stdout_path, stderr_path, recorded_unix_ns, session)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (job_key, commit_hash, variant, idx) DO UPDATE SET
 				status = excluded.status, reason = excluded.reason, cpu = excluded.cpu,
 				started_unix_ns = excluded.started_unix_ns, wall_ns = excluded.wall_ns,
 				user_ns = excluded.user_ns, sys_ns = excluded.sys_ns, max_rss_kib = excluded.max_rss_kib,
 				exit_code = excluded.exit_code, stdout_path = excluded.stdout_path,
-				stderr_path = excluded.stderr_path, recorded_unix_ns = excluded.recorded_unix_ns
+				stderr_path = excluded.stderr_path, recorded_unix_ns = excluded.recorded_unix_ns,
+				session = excluded.session
 			RETURNING id`,
 			r.Job, r.Commit, r.Variant, r.Index, r.Status, r.Reason, r.CPU, started,
 			int64(r.Usage.Wall), int64(r.Usage.User), int64(r.Usage.Sys), r.Usage.MaxRSSKiB,
-			r.ExitCode, r.StdoutPath, r.StderrPath, time.Now().UnixNano()).Scan(&id)
+			r.ExitCode, r.StdoutPath, r.StderrPath, time.Now().UnixNano(), r.Session).Scan(&id)
 		if err != nil {
 			return err
 		}
@@ -286,7 +287,7 @@ func insertValuesSQL(n int) string {
 }
 
 const runColumns = `id, idx, status, reason, cpu, started_unix_ns, wall_ns, user_ns, sys_ns,
-	max_rss_kib, exit_code, stdout_path, stderr_path`
+	max_rss_kib, exit_code, stdout_path, stderr_path, session`
 
 // Runs returns the stored runs of job on commit under variant, ordered by
 // Index, each with its Values; failed runs included.
@@ -318,7 +319,7 @@ func (s *Store) runs(ctx context.Context, job, commit, variant string, withValue
 			var started sql.NullInt64
 			var wall, user, sys int64
 			if err := rows.Scan(&id, &r.Index, &r.Status, &r.Reason, &r.CPU, &started, &wall, &user, &sys,
-				&r.Usage.MaxRSSKiB, &r.ExitCode, &r.StdoutPath, &r.StderrPath); err != nil {
+				&r.Usage.MaxRSSKiB, &r.ExitCode, &r.StdoutPath, &r.StderrPath, &r.Session); err != nil {
 				return err
 			}
 			r.Started = timeOf(started)

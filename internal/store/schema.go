@@ -98,11 +98,17 @@ var migrations = [][]string{
 			PRIMARY KEY (kind, key)
 		) STRICT`,
 	},
+	// 3: the measurement session that took each run. Runs of two commits
+	// with the same index are interleaved pairs only when one session took
+	// both; runs stored before version 3 have the session "".
+	3: {
+		`ALTER TABLE runs ADD COLUMN session TEXT NOT NULL DEFAULT ''`,
+	},
 }
 
 // SchemaVersion is the schema version this perfbot reads and writes: the
 // number of migrations.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // applicationID marks a SQLite file as a perfbot database ("pfbt").
 const applicationID = 0x70666274

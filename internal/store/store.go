@@ -99,6 +99,10 @@ type RunRecord struct {
 	ExitCode   int
 	StdoutPath string
 	StderrPath string
+	// Session identifies the measurement that took the run: runs of two
+	// commits with the same Index are interleaved pairs only when they
+	// share a Session ("" for runs stored before sessions were recorded).
+	Session string
 	// Values holds every metric value read from the run, the builtin
 	// resource metrics included. A metric may have several values per run
 	// (a Go benchmark run with -count); their order is kept.

@@ -178,6 +178,7 @@ func run(job, commit, variant string, idx int, names ...string) *store.RunRecord
 		Usage:      metric.Usage{Wall: time.Duration(idx) * time.Second, User: 2*time.Second + 1, Sys: 3 * time.Millisecond, MaxRSSKiB: 1 << 30},
 		StdoutPath: fmt.Sprintf("/r/%d/stdout", idx),
 		StderrPath: fmt.Sprintf("/r/%d/stderr", idx),
+		Session:    fmt.Sprintf("session-%d", idx%3),
 	}
 	for i, n := range names {
 		r.Values = append(r.Values, metric.Value{Name: n, Unit: "ns", Better: metric.LowerIsBetter, Value: float64(1000*idx + i)})

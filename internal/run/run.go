@@ -110,7 +110,12 @@ func Exec(ctx context.Context, s Spec) (Result, error) {
 	cmd.Env = s.Env
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Pdeathsig: if perfbot itself dies (SIGKILL), the kernel kills the
+	// shell too, so a benchmark does not run on, pinned, beside the resumed
+	// measurement. (It is tied to the OS thread that started the child;
+	// Go keeps such threads alive, see pin.go.) Grandchildren that outlive
+	// the shell are left to the process-group kill of a live perfbot.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 
 	res.Started = time.Now()
 	if err := startPinned(cmd, s.CPU); err != nil {

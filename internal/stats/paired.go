@@ -12,9 +12,16 @@ import (
 // The test is the two-sided Wilcoxon signed-rank test on the differences
 // d[i] = log(b[i]/a[i]) (b[i]-a[i] when any value is <= 0). Zero
 // differences are dropped before ranking (Wilcoxon's method, R's and
-// scipy's default; not Pratt's), tied |d| get average ranks. P is exact,
-// from the null distribution of W+ over all 2^n sign patterns, when at most
-// 50 differences remain and none are zero or tied; otherwise it is the
+// scipy's default; not Pratt's), tied |d| get average ranks (midranks).
+// When at most 50 nonzero differences remain, P is exact: from the null
+// distribution of W+ over all 2^n sign patterns of the n nonzero
+// differences, conditional on their |d| (with ties, the permutation
+// distribution of the midrank statistic, as R's coin::wilcoxsign_test with
+// zero.method = "Wilcoxon" and distribution = "exact"), so it is never below
+// 2^(1-n), the chance that all n signs agree. P is 2*min(P(W+ <= w),
+// P(W+ >= w)), at most 1, both tails summed directly; the distribution is
+// symmetric about n(n+1)/4, so this is also twice the tail beyond the
+// observed distance from the mean. Above 50 P is the
 // normal approximation with the tie-corrected variance
 // n(n+1)(2n+1)/24 - sum(t^3-t)/48 and a continuity correction of 0.5.
 //
@@ -23,7 +30,15 @@ import (
 // observations of the shift), as 100*(exp(d)-1), or in percent of |median(a)|
 // on raw values. [Lo, Hi] is the interval A(k), A(M+1-k) of the sorted Walsh
 // averages obtained by inverting the signed-rank test: k from the exact W+
-// distribution up to 50 pairs, from the normal approximation above.
+// distribution up to 50 pairs, from the normal approximation above, in both
+// cases the untied distribution (a tied one would change with the shift
+// tried). Confidence is that distribution's coverage; it is exact for
+// continuous data and, with ties (discrete data), a lower bound: the
+// closed interval covers at least that often (Noether, JASA 62, 1967;
+// checked here by exact enumeration on discrete grids). The interval and
+// the test can then disagree at the edge: the interval, conservative and
+// built from all pairs, may touch 0 when P < alpha, more so with zeros,
+// which the test drops.
 //
 // When a and b differ in length only the common prefix is used, with a
 // warning; pairs with a NaN or ±Inf are dropped, with a warning.
@@ -112,8 +127,11 @@ func signedRankP(d []float64) (p float64, nonzero int) {
 	if n == 0 {
 		return 1, 0
 	}
-	// Ranks 1..n by |d|, ties get their average rank.
-	wplus, tieTerm := 0.0, 0.0
+	// Ranks 1..n by |d|, ties get their average rank (midrank). Doubled
+	// midranks are integers: twoW is 2*W+ exactly; T holds the tie groups'
+	// sizes in rank order.
+	wplus, tieTerm, twoW := 0.0, 0.0, 0
+	T := make([]int, 0, n)
 	for i := 0; i < n; {
 		j := i + 1
 		for j < n && math.Abs(nz[j]) == math.Abs(nz[i]) {
@@ -123,15 +141,20 @@ func signedRankP(d []float64) (p float64, nonzero int) {
 		for _, x := range nz[i:j] {
 			if x > 0 {
 				wplus += rank
+				twoW += i + 1 + j
 			}
 		}
 		if t := float64(j - i); t > 1 {
 			tieTerm += t*t*t - t
 		}
+		T = append(T, j-i)
 		i = j
 	}
-	if zeros == 0 && tieTerm == 0 && n <= exactLimit {
-		return exactTwoSided(wCDF(n), int(wplus)), n
+	if n <= exactLimit {
+		if tieTerm == 0 {
+			return exactTwoSided(wCDF(n), int(wplus)), n
+		}
+		return exactTwoSided(tiedWCDF(T), twoW), n
 	}
 	fn := float64(n)
 	mu := fn * (fn + 1) / 4
@@ -144,7 +167,11 @@ func signedRankP(d []float64) (p float64, nonzero int) {
 
 // walshCI returns the Hodges-Lehmann estimate of the center of symmetry of
 // d, the median of the Walsh averages, and its confidence interval at conf
-// with the interval's actual confidence.
+// with the interval's actual confidence. The order k comes from the untied
+// signed-rank distribution of all len(d) values, ties and zeros or not:
+// with ties the closed interval [A(k), A(M+1-k)] still covers the center
+// with probability at least actual (Noether 1967), so actual is a lower
+// bound there (see TestPairedTiesSizeAndCoverage).
 func walshCI(d []float64, conf float64) (est, lo, hi, actual float64) {
 	n := len(d)
 	M := n * (n + 1) / 2

@@ -236,7 +236,7 @@ func bisectJob(ctx context.Context, a *app, f bisectFlags, jobFile string) error
 	if err != nil {
 		return err
 	}
-	defer s.store.Close()
+	defer s.close()
 	good, path, err := bisectPath(ctx, s.repo, f.good, f.bad)
 	if err != nil {
 		return err

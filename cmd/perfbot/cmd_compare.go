@@ -103,9 +103,17 @@ type session struct {
 	store   *store.Store
 	repo    *gitrev.Repo
 	builder *build.Builder
+	release func() // the store's measuring lock
 }
 
-// openSession opens the store and the repository of an atomic job.
+// close releases the lock and closes the store.
+func (s *session) close() {
+	s.release()
+	s.store.Close()
+}
+
+// openSession opens the store and the repository of an atomic job and
+// takes the store's measuring lock; close it with session.close.
 func openSession(ctx context.Context, j *job.Job, storeDir string) (*session, error) {
 	if storeDir == "" {
 		storeDir = filepath.Join(filepath.Dir(j.File), ".perfbot")
@@ -119,7 +127,12 @@ func openSession(ctx context.Context, j *job.Job, storeDir string) (*session, er
 		st.Close()
 		return nil, fmt.Errorf("%s: repo: %w", j.File, err)
 	}
-	return &session{store: st, repo: repo, builder: &build.Builder{Repo: repo, Store: st, Dir: storeDir}}, nil
+	release, err := st.Lock()
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return &session{store: st, repo: repo, builder: &build.Builder{Repo: repo, Store: st, Dir: storeDir}, release: release}, nil
 }
 
 // pickJob loads a job file and returns its atomic job named name, or its
@@ -226,7 +239,7 @@ func measureTable(ctx context.Context, a *app, f compareFlags, j *job.Job, revs 
 	if err != nil {
 		return nil, err
 	}
-	defer s.store.Close()
+	defer s.close()
 	commits, err := s.resolve(ctx, revs)
 	if err != nil {
 		return nil, err

@@ -137,7 +137,7 @@ func buildArtifacts(ctx context.Context, a *app, f layoutFlags, jobFile, revA, r
 	if err != nil {
 		return "", "", err
 	}
-	defer s.store.Close()
+	defer s.close()
 	commits, err := s.resolve(ctx, []string{revA, revB})
 	if err != nil {
 		return "", "", err

@@ -171,7 +171,7 @@ func triageJob(ctx context.Context, a *app, f triageFlags, jobFile, baseRev, cha
 	if err != nil {
 		return err
 	}
-	defer s.store.Close()
+	defer s.close()
 	commits, err := s.resolve(ctx, []string{baseRev, changedRev})
 	if err != nil {
 		return err

@@ -87,6 +87,22 @@ func TestCompareTimeoutLeavesNothing(t *testing.T) {
 	}
 }
 
+// processesIn lists the processes whose working directory is under dir.
+func processesIn(dir string) []string {
+	var pids []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+		if err == nil && strings.HasPrefix(cwd, dir) {
+			pids = append(pids, e.Name()+" in "+cwd)
+		}
+	}
+	return pids
+}
+
 // processesWith lists the pids whose command line contains s.
 func processesWith(s string) []string {
 	var pids []string
@@ -138,6 +154,11 @@ func TestKillAndResume(t *testing.T) {
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
 	logFile.Close()
+	// The benchmark in flight dies with perfbot (review finding 7).
+	time.Sleep(300 * time.Millisecond)
+	if left := processesIn(filepath.Dir(job)); len(left) > 0 {
+		t.Errorf("processes left running after perfbot was killed: %v", left)
+	}
 	first, _ := os.ReadFile(logPath)
 	doneBefore := strings.Count(string(first), "perfbot: run ")
 	if doneBefore < 5 || doneBefore >= 20 {

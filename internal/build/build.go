@@ -45,7 +45,9 @@ type Result struct {
 }
 
 // Key identifies a build: the commit, the job's build command, artifacts
-// and environment, the job's parameters and the variant's environment.
+// and environment, the job's parameters, the variant's environment, and the
+// inherited environment that reaches the compilers (toolchainEnv and every
+// variable the job or variant names).
 func Key(j *job.Job, commit string, v job.Variant) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "commit %s\ncommand %q\n", commit, j.Build.Command)
@@ -55,8 +57,28 @@ func Key(j *job.Job, commit string, v job.Variant) string {
 	writeMap(h, "env", j.Build.Env)
 	writeMap(h, "param", j.Params)
 	writeMap(h, "variant-env", v.Env)
+	// The inherited environment the build sees: the toolchain variables,
+	// and every variable the job or the variant names (their ${NAME}
+	// references expand from it).
+	inherited := map[string]string{}
+	for _, k := range toolchainEnv {
+		inherited[k] = os.Getenv(k)
+	}
+	for _, m := range []map[string]string{j.Build.Env, v.Env} {
+		for k, val := range m {
+			inherited[k] = os.Getenv(k)
+			os.Expand(val, func(name string) string { inherited[name] = os.Getenv(name); return "" })
+		}
+	}
+	writeMap(h, "inherited", inherited)
 	return hex.EncodeToString(h.Sum(nil))[:20]
 }
+
+// toolchainEnv are the environment variables that choose or steer
+// compilers and linkers; a build made under other values is another build.
+var toolchainEnv = []string{"PATH", "CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "LD",
+	"GOFLAGS", "GOAMD64", "GOEXPERIMENT", "GOTOOLCHAIN", "CGO_CFLAGS", "CGO_LDFLAGS",
+	"RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS", "KCFLAGS", "KCPPFLAGS", "ARCH", "CROSS_COMPILE"}
 
 func writeMap(w io.Writer, kind string, m map[string]string) {
 	keys := make([]string, 0, len(m))
@@ -143,11 +165,23 @@ func (b *Builder) restore(ctx context.Context, j *job.Job, rec *store.BuildRecor
 			return err
 		}
 	}
-	if _, err := os.Stat(filepath.Join(wt, ".git")); err == nil {
-		return nil
+	if _, err := os.Stat(filepath.Join(wt, ".git")); err != nil {
+		_ = b.Repo.RemoveWorktree(ctx, wt)
+		if err := b.Repo.AddWorktree(ctx, wt, rec.Commit); err != nil {
+			return err
+		}
 	}
-	_ = b.Repo.RemoveWorktree(ctx, wt)
-	if err := b.Repo.AddWorktree(ctx, wt, rec.Commit); err != nil {
+	return b.reset(ctx, j, rec, wt)
+}
+
+// reset makes a build's worktree what every measurement starts from: the
+// commit's files and the cached artifacts, nothing else. Runs execute in the
+// worktree, and a benchmark may write there (state, caches, even its own
+// binary); each measurement must start alike and run the very binary that
+// layout diff and triage read. Build outputs not listed as artifacts are
+// removed, so a run that needs one fails at once, the same way every time.
+func (b *Builder) reset(ctx context.Context, j *job.Job, rec *store.BuildRecord, wt string) error {
+	if err := b.Repo.CleanWorktree(ctx, wt); err != nil {
 		return err
 	}
 	for _, a := range j.Build.Artifacts {
@@ -209,11 +243,19 @@ func (b *Builder) build(ctx context.Context, j *job.Job, commit gitrev.Commit, v
 	} else {
 		rec.Status = store.BuildOK
 	}
-	if err := b.Store.PutBuild(ctx, rec); err != nil {
-		return nil, err
+	// A build killed by its timeout or a signal may succeed next time
+	// (a loaded machine, the OOM killer): only a build command's own
+	// failure is remembered, for bisect to skip the commit.
+	if !res.TimedOut && res.Signal == "" {
+		if err := b.Store.PutBuild(ctx, rec); err != nil {
+			return nil, err
+		}
 	}
 	if rec.Status == store.BuildFailed {
 		return &Result{Record: rec}, failure(rec)
+	}
+	if err := b.reset(ctx, j, rec, wt); err != nil {
+		return nil, err
 	}
 	return &Result{Record: rec, Worktree: wt}, nil
 }
@@ -281,6 +323,11 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	// On disk before the build record that points at it.
+	if err := out.Sync(); err != nil {
 		out.Close()
 		return err
 	}

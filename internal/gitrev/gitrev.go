@@ -128,6 +128,19 @@ func (r *Repo) RemoveWorktree(ctx context.Context, dir string) error {
 	return nil
 }
 
+// CleanWorktree puts a worktree back to its commit: tracked files
+// restored, untracked and ignored files (build outputs, files a benchmark
+// wrote) removed.
+func (r *Repo) CleanWorktree(ctx context.Context, dir string) error {
+	if _, err := git(ctx, dir, "checkout", "--force", "--quiet", "HEAD", "--", "."); err != nil {
+		return fmt.Errorf("cleaning worktree %s: %w", dir, err)
+	}
+	if _, err := git(ctx, dir, "clean", "-ffdxq"); err != nil {
+		return fmt.Errorf("cleaning worktree %s: %w", dir, err)
+	}
+	return nil
+}
+
 // git runs one git command in dir and returns its stdout; errors include
 // git's stderr.
 func git(ctx context.Context, dir string, args ...string) (string, error) {

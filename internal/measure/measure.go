@@ -259,6 +259,9 @@ func execRun(ctx context.Context, j *job.Job, commit string, v job.Variant, work
 	rec.Started = res.Started
 	rec.Usage = res.Usage
 	rec.ExitCode = res.ExitCode
+	// The logs are on disk before the record that points at them.
+	syncFile(rec.StdoutPath)
+	syncFile(rec.StderrPath)
 	stdout, _ := os.ReadFile(rec.StdoutPath)
 	stderr, _ := os.ReadFile(rec.StderrPath)
 	rec.Values = metric.Builtins(res.Usage)
@@ -303,6 +306,14 @@ func warmup(ctx context.Context, j *job.Job, t TargetOutcome, opt Options, n int
 	}
 	_, err := execRun(ctx, j, t.Target.Commit.Hash, t.Target.Variant, t.Build.Worktree, opt.CPU, dir)
 	return err
+}
+
+// syncFile flushes a file to disk, best effort.
+func syncFile(path string) {
+	if f, err := os.Open(path); err == nil {
+		_ = f.Sync()
+		f.Close()
+	}
 }
 
 // lastLine returns "; stderr: <last non-empty line>" or "".

@@ -86,8 +86,8 @@ runs, an embedded results store), prints the 0-day robot's comparison table
 with a real statistical test beside it, and explains layout changes between
 two binaries.
 
-Exit status: 0 no regression, 1 regression found, 2 error, 3 inconclusive
-(triage).`,
+Exit status: 0 success and no regression; 1 a regression (compare, triage)
+or no confirmed culprit (bisect); 2 error; 3 inconclusive (triage).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

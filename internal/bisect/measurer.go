@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -58,9 +59,17 @@ func (m *StoreMeasurer) init() {
 			m.Variants = []job.Variant{{}}
 		}
 		if m.Rand == nil {
-			m.Rand = rand.New(rand.NewSource(int64(len(m.Job.Key())) ^ 0x62697365637421))
+			m.Rand = rand.New(rand.NewSource(runSeed(m.Job)))
 		}
 	})
+}
+
+// runSeed is the default seed of a job's run order: the FNV-1a hash of
+// its key, so that jobs get different orders and a job always the same.
+func runSeed(j *job.Job) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("bisect\x00" + j.Key()))
+	return int64(h.Sum64())
 }
 
 // Layouts returns the number of variants.

@@ -32,7 +32,8 @@ type TriageOptions struct {
 //
 //   - text: the verdict and its sentence, each experiment with its table in
 //     the 0-day layout (one column per build: base, changed, and for the
-//     restore experiment changed+padding, as in the seed), the layout
+//     restore experiment changed+padding, as in the seed; lkp's fail:runs
+//     row when a run failed), the layout
 //     sweep's per-layout figures, the layout diff's suspects, notes and the
 //     budget spent;
 //   - markdown: the same for a pull-request comment;
@@ -237,7 +238,12 @@ func writeTriageMarkdown(w io.Writer, r *triage.Result, opt TriageOptions) error
 		code(r.Metric), r.Unit, triageBetter(r.Better), code(gitrev.Short(r.Base.Hash)), code(gitrev.Short(r.Changed.Hash)), code(r.Preset))
 	for _, e := range r.Experiments {
 		fmt.Fprintf(&b, "\n#### %s\n\n%s: %s.\n\n", triageHeading(e), triageMDEscape(triageCapitalize(e.Title)), triageMDEscape(e.Reason))
-		if len(e.Columns) > 0 {
+		// The failed column only when a run failed: lkp's fail:runs.
+		failed := triageHasFailed(e.Columns)
+		switch {
+		case len(e.Columns) > 0 && failed:
+			b.WriteString("| build | runs | failed | median | change |\n|---|---:|---:|---:|---:|\n")
+		case len(e.Columns) > 0:
 			b.WriteString("| build | runs | median | change |\n|---|---:|---:|---:|\n")
 		}
 		for i, c := range e.Columns {
@@ -249,7 +255,11 @@ func writeTriageMarkdown(w io.Writer, r *triage.Result, opt TriageOptions) error
 			if c.Variant != "" && !strings.Contains(label, c.Variant) {
 				label += " (" + c.Variant + ")"
 			}
-			fmt.Fprintf(&b, "| %s | %d | %s | %s |\n", triageMDEscape(label), c.N, triageValue(c.Median), change)
+			if failed {
+				fmt.Fprintf(&b, "| %s | %d | %d | %s | %s |\n", triageMDEscape(label), c.N+c.Failed, c.Failed, triageValue(c.Median), change)
+			} else {
+				fmt.Fprintf(&b, "| %s | %d | %s | %s |\n", triageMDEscape(label), c.N, triageValue(c.Median), change)
+			}
 		}
 		if e.Name == "layout-sweep" {
 			b.WriteString("\n| layout | base | changed | change |\n|---|---:|---:|---:|\n")
@@ -276,6 +286,17 @@ func writeTriageMarkdown(w io.Writer, r *triage.Result, opt TriageOptions) error
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// triageHasFailed reports whether any build of an experiment had failed
+// runs.
+func triageHasFailed(cols []triage.Column) bool {
+	for _, c := range cols {
+		if c.Failed > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func triageCapitalize(s string) string {
@@ -468,6 +489,7 @@ type triageColumnJSON struct {
 	Commit  string   `json:"commit"`
 	Variant string   `json:"variant"`
 	N       int      `json:"n"`
+	Failed  int      `json:"failed"`
 	Median  *float64 `json:"median"`
 	Change  *float64 `json:"change,omitempty"`
 }
@@ -527,7 +549,7 @@ func writeTriageJSON(w io.Writer, r *triage.Result) error {
 			Hi: triageNum(e.Hi), P: triageNum(e.P), Confidence: triageNum(e.Confidence), Runs: e.Runs, Looks: e.Looks, Reason: e.Reason,
 			Columns: []triageColumnJSON{}}
 		for i, c := range e.Columns {
-			jc := triageColumnJSON{Label: c.Label, Commit: c.Commit, Variant: c.Variant, N: c.N, Median: triageNum(c.Median)}
+			jc := triageColumnJSON{Label: c.Label, Commit: c.Commit, Variant: c.Variant, N: c.N, Failed: c.Failed, Median: triageNum(c.Median)}
 			if i > 0 {
 				jc.Change = triageNum(c.Change)
 			}

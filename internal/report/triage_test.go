@@ -53,7 +53,7 @@ func triageTable(cols []compare.Column, samples ...[]float64) *compare.Table {
 		s.Samples = append(s.Samples, ss)
 	}
 	for i := range cols {
-		cols[i].Runs = len(samples[i])
+		cols[i].Runs = len(samples[i]) + cols[i].Failed
 	}
 	return compare.Build(cols, []compare.Series{s}, true, 0.01)
 }
@@ -170,6 +170,51 @@ func TestTriageJSON(t *testing.T) {
 	}
 	if err := WriteTriage(&b, nil, TriageOptions{}); err == nil {
 		t.Error("nil result: no error")
+	}
+}
+
+// triageCrashResult is a triage whose changed commit crashes in 4 of its
+// 10 runs while the timings of the others agree with the base.
+func triageCrashResult() *triage.Result {
+	base := []float64{302318, 301900, 302700, 302100, 302500, 302300, 302000, 302600, 302200, 302400}
+	changed := []float64{302300, 301950, 302650, 302150, 302450, 302350}
+	return &triage.Result{
+		Verdict:  triage.Inconclusive,
+		Sentence: "Inconclusive: stress-ng.mutex.ops_per_sec changes by +0.0% in the plain build (same); the commits fail at different rates: changed fails in 4 of 10 runs, base in 0 of 10.",
+		Metric:   "stress-ng.mutex.ops_per_sec", Unit: "ops/s", Better: metric.HigherIsBetter,
+		Job: "stress-ng/mutex", Preset: "kernel", Base: triageBase, Changed: triageChanged, Identical: true,
+		Experiments: []triage.Experiment{
+			{Name: "plain", Title: "the two commits as they build", Outcome: "same", Runs: 10, Looks: 1,
+				Change: 0.01, Lo: -0.05, Hi: 0.06, P: 0.9, Confidence: 0.98, Reason: "the 98% interval of the change [-0.05%, +0.06%] lies within ±5%",
+				Columns: []triage.Column{{Label: "base", Commit: triageBase.Hash, N: 10, Median: 302300},
+					{Label: "changed", Commit: triageChanged.Hash, N: 6, Failed: 4, Median: 302325, Change: 0.01}},
+				Table: triageTable([]compare.Column{{ID: triageBase.Hash}, {ID: triageChanged.Hash, Failed: 4}}, base, changed)},
+		},
+		Notes: []string{"failed runs: changed fails in 4 of 10 runs (first: crashed: killed by signal SIGSEGV), base in 0 of 10 (Fisher's exact test p=0.043): the builds differ in whether the benchmark completes, which the timings of the runs that passed do not show"},
+		Runs:  20, NewRuns: 20, Builds: 2, NewBuilds: 2, FixedRuns: 20, Wall: 12 * time.Second,
+	}
+}
+
+// TestTriageFailedRuns: the failed runs of a triage are in every format:
+// lkp's fail:runs row in the text and email tables, a failed column in
+// Markdown, a count per build in JSON.
+func TestTriageFailedRuns(t *testing.T) {
+	r := triageCrashResult()
+	want := map[string]string{
+		"text":     "4:10    " + FailedRunsStat,
+		"email":    "4:10    " + FailedRunsStat,
+		"markdown": "| changed | 10 | 4 | 302325 | +0.0% |",
+		"json":     `"failed": 4`,
+	}
+	for _, format := range TriageFormats {
+		var b bytes.Buffer
+		if err := WriteTriage(&b, r, TriageOptions{Format: format}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), want[format]) {
+			t.Errorf("%s: no %q:\n%s", format, want[format], b.String())
+		}
+		triageGolden(t, "triage_failed."+format+".golden", b.Bytes())
 	}
 }
 

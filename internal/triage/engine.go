@@ -2,6 +2,7 @@ package triage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -76,8 +77,9 @@ type inspection struct {
 // measure and store, the tests a simulator.
 type lab interface {
 	// measure makes sure every target has runs 1..n and returns each
-	// target's metric value by run number (runs above n are left out).
-	measure(ctx context.Context, ts []target, n int) ([]map[int]float64, error)
+	// target's metric value by run number, and why each of its failed runs
+	// failed, by run number (runs above n are left out of both).
+	measure(ctx context.Context, ts []target, n int) (vals []map[int]float64, failed []map[int]string, err error)
 	// metricInfo returns the metric triaged, its unit and direction; valid
 	// after the first measure.
 	metricInfo() (name, unit string, better metric.Better)
@@ -111,7 +113,31 @@ type engine struct {
 	forcedOut, restoreOut *pairedOutcome
 	// fixedBuilds counts the builds of the fixed design.
 	fixedBuilds int
+	// byIdentity is true when the verdict rests on byte-identical builds.
+	byIdentity bool
+	// failure says why the triage stopped: most runs of a build failed.
+	failure string
+	// runCounts are each target's runs and failed runs at its largest
+	// measurement, by target key.
+	runCounts map[string]runCount
+	// failGap says, when the two commits fail at significantly different
+	// rates, by how much ("" when they do not).
+	failGap string
 }
+
+// runCount is a target's runs and failed runs.
+type runCount struct {
+	changed      bool
+	n            int // runs asked for
+	runs, failed int // runs taken, of which failed
+	first        string
+}
+
+// errFailedRuns stops a triage whose runs mostly fail: what they measured
+// cannot answer the question.
+type errFailedRuns struct{ reason string }
+
+func (e *errFailedRuns) Error() string { return "triage: " + e.reason }
 
 // pairedOutcome is a paired experiment's decision.
 type pairedOutcome struct {
@@ -157,13 +183,33 @@ func (e *engine) logf(format string, args ...any) {
 	fmt.Fprintf(e.opt.Log, "triage: "+format+"\n", args...)
 }
 
-// run is the decision procedure (see the package doc).
+// run is the decision procedure (see the package doc). A build whose runs
+// mostly fail ends it as inconclusive.
 func (e *engine) run(ctx context.Context) (*Result, error) {
 	e.used = map[string]int{}
+	e.runCounts = map[string]runCount{}
+	res, err := e.decide(ctx)
+	var fr *errFailedRuns
+	if errors.As(err, &fr) {
+		e.failure = fr.reason
+		if e.res.Metric == "" {
+			e.res.Metric, e.res.Unit, e.res.Better = e.lab.metricInfo()
+		}
+		if e.plain == nil {
+			e.res.Change = math.NaN()
+		}
+		return e.finish(Inconclusive), nil
+	}
+	return res, err
+}
+
+// decide runs the experiments until the verdict is clear.
+func (e *engine) decide(ctx context.Context) (*Result, error) {
 	r := e.res
 
 	// 1. The layout diff of the two plain builds (no runs), then the plain
-	// comparison: one look only when the builds are byte-identical.
+	// comparison: one look only when the builds' artifacts are
+	// byte-identical.
 	var err error
 	if e.insp, err = e.lab.inspect(ctx); err != nil {
 		return nil, err
@@ -189,8 +235,15 @@ func (e *engine) run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	if e.insp.identical {
-		// Only the first look's runs: the verdict does not rest on them.
-		return e.finish(NoChange), nil
+		if e.plain.d.Decision != stats.Different {
+			// Only the first look's runs: the verdict rests on the builds.
+			e.byIdentity = true
+			return e.finish(NoChange), nil
+		}
+		// The runs see a change the artifacts do not: it lives elsewhere.
+		r.Notes = append(r.Notes, fmt.Sprintf("the build artifacts (%s) are byte-identical, yet the plain comparison shows %+.1f%% (%s): "+
+			"the change lives outside build.artifacts (a script, a data file, a library the benchmark loads) or the machine changed between runs; "+
+			"the triage goes on as for different builds", artifactList(e.opt.Job), e.plain.d.Comparison.Change, e.plain.d.Reason))
 	}
 
 	// 2. The layout sweep.
@@ -241,6 +294,14 @@ func (e *engine) run(ctx context.Context) (*Result, error) {
 		}
 	}
 	return e.finish(Inconclusive), nil
+}
+
+// artifactList names a job's artifacts for a note.
+func artifactList(j *job.Job) string {
+	if j == nil || len(j.Build.Artifacts) == 0 {
+		return "none listed"
+	}
+	return strings.Join(j.Build.Artifacts, ", ")
 }
 
 // canGrowTo reports whether a larger sweep is possible.
@@ -336,37 +397,174 @@ func (e *engine) decideOptions() stats.DecideOptions {
 // paired runs an adaptive paired experiment: every look measures all
 // targets to the next point of the schedule, and stats.Decide compares
 // ts[main] with ts[0]; it stops when the answer is known, or at MaxRuns.
-// With once, it looks only once.
+// With once, it looks only once. Either way it looks again while the
+// failed runs hint at a difference they do not yet show (failsUnsettled).
+// When most runs of a build fail, the experiment is kept with outcome
+// "failed" and an *errFailedRuns returned.
 func (e *engine) paired(ctx context.Context, name, title string, ts []target, labels []string, main int, once bool) (*pairedOutcome, error) {
 	out := &pairedOutcome{informative: true}
 	var vals []map[int]float64
-	looks := 0
+	var failed []map[int]string
+	looks, runs := 0, 0
+	stop := ""
 	for _, n := range e.schedule() {
 		var err error
-		if vals, err = e.measure(ctx, ts, n); err != nil {
+		if vals, failed, err = e.measure(ctx, ts, n); err != nil {
 			return nil, err
 		}
-		looks++
+		looks, runs = looks+1, n
+		if stop = mostFailed(name, labels, vals, failed); stop != "" {
+			e.logf("%s: %d runs each: %s", name, n, stop)
+			break
+		}
 		a, b := pairs(vals[0], vals[main])
 		out.d = stats.Decide(a, b, true, e.decideOptions())
 		e.logf("%s: %d runs each: %s (%s)", name, n, out.d.Decision, out.d.Reason)
 		if err := e.save(ctx, fmt.Sprintf("%s, %d runs", name, n), nil); err != nil {
 			return nil, err
 		}
-		if once || out.d.Decision != stats.Unknown || n == e.opt.MaxRuns {
+		if n == e.opt.MaxRuns {
+			break
+		}
+		if (once || out.d.Decision != stats.Unknown) && !failsUnsettled(len(failed[0]), len(failed[0])+len(vals[0]), len(failed[main]), len(failed[main])+len(vals[main])) {
 			break
 		}
 	}
 	c := out.d.Comparison
-	exp := &Experiment{Name: name, Title: title, Runs: out.d.N, Outcome: out.d.Decision.String(),
+	exp := &Experiment{Name: name, Title: title, Runs: runs, Outcome: out.d.Decision.String(),
 		Change: c.Change, Lo: c.Lo, Hi: c.Hi, P: c.P, Confidence: c.Confidence, Looks: looks, Reason: out.d.Reason}
-	if len(vals) > 0 {
-		exp.Runs = maxRun(vals)
-	}
-	exp.Columns, exp.Table = e.columns(ts, labels, vals)
+	exp.Columns, exp.Table = e.columns(ts, labels, vals, failed)
 	out.exp = exp
+	if stop != "" {
+		exp.Outcome, exp.Reason = "failed", stop
+		exp.Change, exp.Lo, exp.Hi, exp.P = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+		e.exps = append(e.exps, exp)
+		return nil, &errFailedRuns{stop}
+	}
 	e.exps = append(e.exps, exp)
 	return out, nil
+}
+
+// triageStep names an experiment in a sentence.
+func triageStep(name string) string {
+	switch name {
+	case "plain":
+		return "the plain comparison"
+	case "layout-sweep":
+		return "the layout sweep"
+	case "forced-alignment":
+		return "the forced-alignment experiment"
+	case "restore":
+		return "the restore experiment"
+	}
+	return name
+}
+
+// mostFailed says which build of experiment name, if any, failed in most
+// of its runs, or kept fewer than two runs with a value because of
+// failures; "" when none did.
+func mostFailed(name string, labels []string, vals []map[int]float64, failed []map[int]string) string {
+	for i := range vals {
+		f, v := len(failed[i]), len(vals[i])
+		if f > 0 && (2*f > f+v || v < 2) {
+			return fmt.Sprintf("in %s, %d of %d runs of %s failed (first: %s)", triageStep(name), f, f+v, labels[i], firstReason(failed[i]))
+		}
+	}
+	return ""
+}
+
+// firstReason is the reason of the failed run with the lowest number.
+func firstReason(failed map[int]string) string {
+	first := 0
+	for r := range failed {
+		if first == 0 || r < first {
+			first = r
+		}
+	}
+	return failed[first]
+}
+
+// failAlpha is the level of the test that two commits fail at different
+// rates.
+const failAlpha = 0.05
+
+// failNote compares the two commits' failed runs over every build of the
+// triage: a note when any run failed, and whether the rates differ
+// (Fisher's exact test, one-sided in the direction seen, at failAlpha). A
+// change that makes the benchmark fail (or stop failing) is a change,
+// whatever the timings of the runs that passed say.
+func (e *engine) failNote() (note, gap string) {
+	var f, n [2]int
+	var first [2]string
+	keys := make([]string, 0, len(e.runCounts))
+	for k := range e.runCounts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		c := e.runCounts[k]
+		side := 0
+		if c.changed {
+			side = 1
+		}
+		f[side] += c.failed
+		n[side] += c.runs
+		if first[side] == "" && c.failed > 0 {
+			first[side] = c.first
+		}
+	}
+	if f[0]+f[1] == 0 || n[0] == 0 || n[1] == 0 {
+		return "", ""
+	}
+	more, less := 1, 0
+	if float64(f[0])/float64(n[0]) > float64(f[1])/float64(n[1]) {
+		more, less = 0, 1
+	}
+	name := [2]string{"base", "changed"}
+	p := fisherGreater(f[more], n[more], f[less], n[less])
+	counts := fmt.Sprintf("%s fails in %d of %d runs, %s in %d of %d", name[more], f[more], n[more], name[less], f[less], n[less])
+	note = fmt.Sprintf("failed runs: %s fails in %d of %d runs (first: %s), %s in %d of %d (Fisher's exact test p=%.2g)",
+		name[more], f[more], n[more], first[more], name[less], f[less], n[less], p)
+	if p < failAlpha {
+		return note + ": the builds differ in whether the benchmark completes, which the timings of the runs that passed do not show", counts
+	}
+	return note + ": too few to tell the commits apart; failed runs are left out of the timings", ""
+}
+
+// failsUnsettled reports whether two builds' failures hint at different
+// rates without showing them: the one-sided p-value in the direction seen
+// is at least failAlpha, and under 1/2 or one build never failed.
+func failsUnsettled(fa, na, fb, nb int) bool {
+	if fa+fb == 0 || na == 0 || nb == 0 {
+		return false
+	}
+	p := fisherGreater(fb, nb, fa, na)
+	if float64(fa)/float64(na) > float64(fb)/float64(nb) {
+		p = fisherGreater(fa, na, fb, nb)
+	}
+	return p >= failAlpha && (p < 0.5 || (fa == 0) != (fb == 0))
+}
+
+// fisherGreater is the one-sided p-value of Fisher's exact test that a
+// group with fa failures in na runs fails more often than one with fb in
+// nb: the chance, with the failures dealt at random among all runs, that
+// the first group gets fa or more.
+func fisherGreater(fa, na, fb, nb int) float64 {
+	total, fails := na+nb, fa+fb
+	lchoose := func(n, k int) float64 {
+		a, _ := math.Lgamma(float64(n + 1))
+		b, _ := math.Lgamma(float64(k + 1))
+		c, _ := math.Lgamma(float64(n - k + 1))
+		return a - b - c
+	}
+	p := 0.0
+	for x := fa; x <= min(fails, na); x++ {
+		if fails-x > nb {
+			continue
+		}
+		p += math.Exp(lchoose(fails, x) + lchoose(total-fails, na-x) - lchoose(total, na))
+	}
+	return min(p, 1)
 }
 
 // runSweep measures the first n layouts and estimates the change across
@@ -387,7 +585,7 @@ func (e *engine) runSweep(ctx context.Context, n int) error {
 		ts = append(ts, target{setup: s, layout: k, variant: v}, target{changed: true, setup: s, layout: k, variant: v})
 	}
 	r := e.opt.LayoutRuns
-	vals, err := e.measure(ctx, ts, r)
+	vals, failed, err := e.measure(ctx, ts, r)
 	if err != nil {
 		return err
 	}
@@ -403,6 +601,27 @@ func (e *engine) runSweep(ctx context.Context, n int) error {
 		row.Change = pctChange(row.Base, row.Changed)
 		exp.Layouts = append(exp.Layouts, row)
 	}
+	// The sweep's table: the plain layout's columns and each commit's
+	// layout medians are in exp.Layouts; the table holds all runs of each
+	// commit across layouts (unpaired).
+	var sideVals []map[int]float64
+	var sideFailed []map[int]string
+	exp.Columns, exp.Table, sideVals, sideFailed = e.sweepColumns(ts, vals, failed, r)
+	exp.Looks = 1
+	if e.sweep != nil {
+		exp.Looks = e.sweep.exp.Looks + 1
+	}
+	// Replace an earlier sweep: the latest one holds all its layouts.
+	e.exps = slices.DeleteFunc(e.exps, func(x *Experiment) bool { return x.Name == "layout-sweep" })
+	e.exps = append(e.exps, exp)
+	sideLabels := []string{"base", "changed"}
+	if stop := mostFailed("layout-sweep", sideLabels, sideVals, sideFailed); stop != "" {
+		exp.Outcome, exp.Reason = "failed", stop
+		exp.Change, exp.Lo, exp.Hi, exp.P = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+		e.logf("layout sweep: %d layouts x %d runs: %s", len(vs), r, stop)
+		return &errFailedRuns{stop}
+	}
+
 	sw := &sweepOutcome{layouts: len(vs), canGrow: len(e.lab.layouts(2*len(vs))) > len(vs)}
 	sw.lc = stats.CompareLayouts(bs, cs, e.opt.Alpha)
 	sw.eq = stats.CompareLayouts(bs, cs, 2*e.opt.Alpha)
@@ -427,18 +646,7 @@ func (e *engine) runSweep(ctx context.Context, n int) error {
 	}
 	exp.Outcome = sw.outcome
 	exp.Change, exp.Lo, exp.Hi, exp.P, exp.Confidence = sw.lc.Change, sw.lc.Lo, sw.lc.Hi, sw.lc.P, 1-e.opt.Alpha
-	exp.Looks = 1
-	if e.sweep != nil {
-		exp.Looks = e.sweep.exp.Looks + 1
-	}
-	// The sweep's table: the plain layout's columns and each commit's
-	// layout medians are in exp.Layouts; the table holds all runs of each
-	// commit across layouts (unpaired).
-	exp.Columns, exp.Table = e.sweepColumns(ts, vals, r)
 	e.logf("layout sweep: %d layouts x %d runs: %s (%s)", len(vs), r, sw.outcome, exp.Reason)
-	// Replace an earlier sweep: the latest one holds all its layouts.
-	e.exps = slices.DeleteFunc(e.exps, func(x *Experiment) bool { return x.Name == "layout-sweep" })
-	e.exps = append(e.exps, exp)
 	sw.exp = exp
 	e.sweep = sw
 	if sw.noEffect {
@@ -453,18 +661,21 @@ func (e *engine) runSweep(ctx context.Context, n int) error {
 }
 
 // measure measures the targets to n runs and counts the runs used.
-func (e *engine) measure(ctx context.Context, ts []target, n int) ([]map[int]float64, error) {
-	vals, err := e.lab.measure(ctx, ts, n)
+func (e *engine) measure(ctx context.Context, ts []target, n int) ([]map[int]float64, []map[int]string, error) {
+	vals, failed, err := e.lab.measure(ctx, ts, n)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for i, t := range ts {
-		if len(vals[i]) == 0 {
-			return nil, fmt.Errorf("triage: no run of %s printed %s", t, e.metricName())
+		if len(vals[i]) == 0 && len(failed[i]) == 0 {
+			return nil, nil, fmt.Errorf("triage: no run of %s printed %s", t, e.metricName())
 		}
 		e.used[t.key()] = max(e.used[t.key()], n)
+		if c, ok := e.runCounts[t.key()]; !ok || n >= c.n {
+			e.runCounts[t.key()] = runCount{changed: t.changed, n: n, runs: len(vals[i]) + len(failed[i]), failed: len(failed[i]), first: firstReason(failed[i])}
+		}
 	}
-	return vals, nil
+	return vals, failed, nil
 }
 
 func (e *engine) metricName() string {
@@ -483,9 +694,19 @@ func (e *engine) finishReal() *Result {
 	return e.finish(RealImprovement)
 }
 
-// finish fills in the verdict, sentence, disagreement and budget.
+// finish fills in the verdict, sentence, disagreement and budget. Builds
+// that fail at different rates are never "no change".
 func (e *engine) finish(v Verdict) *Result {
 	r := e.res
+	note, gap := e.failNote()
+	if note != "" {
+		r.Notes = append(r.Notes, note)
+	}
+	if v == NoChange && gap != "" {
+		v = Inconclusive
+		e.byIdentity = false
+	}
+	e.failGap = gap
 	r.Verdict = v
 	r.Experiments = nil
 	for _, x := range e.exps {
@@ -527,8 +748,9 @@ func (e *engine) disagreement() string {
 	return ""
 }
 
-// columns summarises each target's runs and builds the 0-day table.
-func (e *engine) columns(ts []target, labels []string, vals []map[int]float64) ([]Column, *compare.Table) {
+// columns summarises each target's runs and builds the 0-day table, with
+// its failed runs (lkp's fail:runs row).
+func (e *engine) columns(ts []target, labels []string, vals []map[int]float64, failed []map[int]string) ([]Column, *compare.Table) {
 	cols := make([]Column, len(ts))
 	tcols := make([]compare.Column, len(ts))
 	series := compare.Series{Metric: e.metricName(), KPI: true, Samples: make([][]store.Sample, len(ts))}
@@ -539,11 +761,12 @@ func (e *engine) columns(ts []target, labels []string, vals []map[int]float64) (
 			commit = e.res.Changed
 		}
 		v := sortedValues(vals[i])
-		cols[i] = Column{Label: labels[i], Commit: commit.Hash, Variant: t.variant.Name, N: len(v), Median: median(v)}
+		cols[i] = Column{Label: labels[i], Commit: commit.Hash, Variant: t.variant.Name, N: len(v), Failed: len(failed[i]), Median: median(v)}
 		if i > 0 {
 			cols[i].Change = pctChange(cols[0].Median, cols[i].Median)
 		}
-		tcols[i] = compare.Column{ID: commit.Hash, Subject: commit.Subject, Variant: t.variant.Name, Runs: len(v)}
+		tcols[i] = compare.Column{ID: commit.Hash, Subject: commit.Subject, Variant: t.variant.Name,
+			Runs: len(v) + len(failed[i]), Failed: len(failed[i])}
 		if t.setup == restoreSetup {
 			tcols[i].Variant = "padding"
 		} else if t.setup == controlSetup {
@@ -554,26 +777,33 @@ func (e *engine) columns(ts []target, labels []string, vals []map[int]float64) (
 	return cols, compare.Build(tcols, []compare.Series{series}, true, e.opt.Alpha)
 }
 
-// sweepColumns summarises the sweep: each commit's runs over all layouts.
-func (e *engine) sweepColumns(ts []target, vals []map[int]float64, r int) ([]Column, *compare.Table) {
+// sweepColumns summarises the sweep: each commit's runs (and failed runs)
+// over all layouts, which it also returns.
+func (e *engine) sweepColumns(ts []target, vals []map[int]float64, failed []map[int]string, r int) ([]Column, *compare.Table, []map[int]float64, []map[int]string) {
 	all := make([]map[int]float64, 2)
+	allFailed := make([]map[int]string, 2)
 	for side := range 2 {
-		all[side] = map[int]float64{}
+		all[side], allFailed[side] = map[int]float64{}, map[int]string{}
 		for i := side; i < len(ts); i += 2 {
+			// Number runs by layout so that layouts pair up.
 			for run, v := range vals[i] {
 				if run <= r {
-					// Number runs by layout so that layouts pair up.
 					all[side][(i/2)*r+run] = v
+				}
+			}
+			for run, why := range failed[i] {
+				if run <= r {
+					allFailed[side][(i/2)*r+run] = why
 				}
 			}
 		}
 	}
 	layoutsTs := []target{{}, {changed: true}}
-	cols, t := e.columns(layoutsTs, []string{"base (all layouts)", "changed (all layouts)"}, all)
+	cols, t := e.columns(layoutsTs, []string{"base (all layouts)", "changed (all layouts)"}, all, allFailed)
 	for i := range t.Columns {
 		t.Columns[i].Variant = "layouts"
 	}
-	return cols, t
+	return cols, t, all, allFailed
 }
 
 // pairs returns the values of the runs both sides have, by run number.
@@ -625,16 +855,6 @@ func samples(m map[int]float64) []store.Sample {
 		out = append(out, store.Sample{Run: r, Value: m[r]})
 	}
 	return out
-}
-
-func maxRun(vals []map[int]float64) int {
-	n := 0
-	for _, m := range vals {
-		for r := range m {
-			n = max(n, r)
-		}
-	}
-	return n
 }
 
 func median(xs []float64) float64 {

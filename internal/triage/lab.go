@@ -84,7 +84,7 @@ func (l *storeLab) metricInfo() (string, string, metric.Better) { return l.metri
 func (l *storeLab) forced() job.Variant         { return l.preset.ForcedAlignment() }
 func (l *storeLab) layouts(n int) []job.Variant { return l.preset.Layouts(n) }
 
-func (l *storeLab) measure(ctx context.Context, ts []target, n int) ([]map[int]float64, error) {
+func (l *storeLab) measure(ctx context.Context, ts []target, n int) ([]map[int]float64, []map[int]string, error) {
 	mts := make([]measure.Target, len(ts))
 	for i, t := range ts {
 		mts[i] = measure.Target{Commit: l.commit(t), Variant: t.variant}
@@ -96,7 +96,7 @@ func (l *storeLab) measure(ctx context.Context, ts []target, n int) ([]map[int]f
 		l.taken += out.Taken
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var buildErrs []error
 	for i, to := range out.Targets {
@@ -111,38 +111,30 @@ func (l *storeLab) measure(ctx context.Context, ts []target, n int) ([]map[int]f
 		l.artifacts[ts[i].key()] = to.Build
 	}
 	if err := errors.Join(buildErrs...); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	vals := make([]map[int]float64, len(ts))
-	failed := map[int][]string{}
+	failed := make([]map[int]string, len(ts))
 	for i, t := range ts {
 		got, err := l.opt.Store.Samples(ctx, l.opt.Job.Key(), []string{l.commit(t).Hash}, measure.VariantID(t.variant))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		vals[i] = perRun(got[l.commit(t).Hash][l.metric], n)
+		failed[i] = map[int]string{}
 		for _, r := range out.Targets[i].Runs {
 			if r.Index <= n && r.Status != store.RunOK {
-				failed[i] = append(failed[i], r.Status+": "+r.Reason)
+				failed[i][r.Index] = fmt.Sprintf("%s: %s (logs in %s)", r.Status, r.Reason, l.opt.Store.RunDir(r.RunKey))
 			}
 		}
-	}
-	for i := range ts {
-		if len(vals[i]) >= 2 {
-			continue
-		}
-		if reasons := failed[i]; len(reasons) > 0 {
-			return nil, fmt.Errorf("triage: %d of %d runs of %s failed (%s); logs under %s", len(reasons), n, ts[i], reasons[0],
-				filepath.Dir(l.opt.Store.RunDir(store.RunKey{Job: l.opt.Job.Key(), Commit: l.commit(ts[i]).Hash, Variant: measure.VariantID(ts[i].variant), Index: 1})))
-		}
-		if len(vals[i]) == 0 {
-			return nil, l.noMetric(ctx)
+		if len(vals[i]) == 0 && len(failed[i]) == 0 {
+			return nil, nil, l.noMetric(ctx)
 		}
 	}
 	if l.unit == "" && l.better == 0 {
 		infos, err := l.opt.Store.Metrics(ctx, l.opt.Job.Key())
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, m := range infos {
 			if m.Name == l.metric {
@@ -150,7 +142,7 @@ func (l *storeLab) measure(ctx context.Context, ts []target, n int) ([]map[int]f
 			}
 		}
 	}
-	return vals, nil
+	return vals, failed, nil
 }
 
 // noMetric explains a metric that no run printed.
@@ -203,6 +195,7 @@ func (l *storeLab) inspect(ctx context.Context) (*inspection, error) {
 	l.artifacts[target{changed: true, setup: plainSetup}.key()] = c
 	in.identical = sameArtifacts(l.opt.Job, b, c)
 	if in.identical {
+		in.restoreErr = errors.New("the build artifacts are byte-identical: no symbol moved")
 		return in, nil
 	}
 	var d *layout.DiffResult
@@ -280,7 +273,14 @@ func (l *storeLab) sameBuild(a, b target) bool {
 }
 
 // sameArtifacts reports whether two builds' artifacts are byte-identical.
+// A job that lists no artifacts says nothing about its builds, so they
+// never count as identical; nor do builds with an artifact that cannot be
+// read. Identical artifacts do not prove identical builds (a script or a
+// data file may live outside them): callers weigh the runs too.
 func sameArtifacts(j *job.Job, a, b *build.Result) bool {
+	if len(j.Build.Artifacts) == 0 || a == nil || b == nil || a.Record == nil || b.Record == nil {
+		return false
+	}
 	for _, f := range j.Build.Artifacts {
 		x, err1 := os.ReadFile(filepath.Join(a.Record.ArtifactDir, f))
 		y, err2 := os.ReadFile(filepath.Join(b.Record.ArtifactDir, f))

@@ -13,6 +13,9 @@ import (
 func (e *engine) sentence() string {
 	r := e.res
 	m := r.Metric
+	if e.failure != "" {
+		return fmt.Sprintf("Inconclusive: %s, so the runs cannot say whether %s changed.", e.failure, m)
+	}
 	pc := e.plain.d.Comparison
 	var b strings.Builder
 	switch r.Verdict {
@@ -39,7 +42,7 @@ func (e *engine) sentence() string {
 		}
 	case NoChange:
 		switch {
-		case r.Identical:
+		case e.byIdentity:
 			fmt.Fprintf(&b, "No change in %s: the two builds are byte-identical (the plain comparison shows %+.1f%%, %s).", m, pc.Change, e.plain.d.Decision)
 		case e.sweep != nil && e.sweep.outcome == "same":
 			fmt.Fprintf(&b, "No change in %s beyond ±%g%%: %s.", m, e.opt.MinEffect, e.equivText())
@@ -60,6 +63,9 @@ func (e *engine) sentence() string {
 		}
 		if ev := e.failedEvidence(); len(ev) > 0 {
 			b.WriteString("; " + strings.Join(ev, "; "))
+		}
+		if e.failGap != "" {
+			b.WriteString("; the commits fail at different rates: " + e.failGap)
 		}
 		b.WriteString(".")
 	}
@@ -147,6 +153,13 @@ func (e *engine) failedEvidence() []string {
 // settle says what more would settle an inconclusive triage.
 func (e *engine) settle() []string {
 	var out []string
+	if e.failure != "" {
+		return []string{"most runs of a build failed: their logs (named above) say why; fix the benchmark or the machine, " +
+			"then triage again (failed runs stay in the store and are reused, so a failure of the machine needs a fresh --store)"}
+	}
+	if e.failGap != "" {
+		out = append(out, "the commits fail at different rates (notes above): read the failed runs' logs; a change that makes the benchmark fail is a change even where the timings of the other runs agree")
+	}
 	if e.plain.d.Decision == stats.Unknown {
 		out = append(out, fmt.Sprintf("the plain comparison needs more than %d runs a side at this noise: raise --max-runs or run on a quieter machine", e.opt.MaxRuns))
 	}
@@ -162,7 +175,7 @@ func (e *engine) settle() []string {
 	}
 	if e.insp.padding == nil && e.plain.different() {
 		out = append(out, "no symbol changed its offset in its cache line, so there was nothing to restore")
-	} else if e.insp.restoreErr != nil {
+	} else if e.insp.restoreErr != nil && !e.insp.identical {
 		out = append(out, "no restore experiment: "+e.insp.restoreErr.Error())
 	}
 	if e.forcedOut.different() && e.restoreOut.different() && e.forcedOut.sign() == e.restoreOut.sign() {

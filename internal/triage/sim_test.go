@@ -31,6 +31,12 @@ type simModel struct {
 	noise                float64 // sd of the log noise
 	outliers             float64 // share of runs 1.3x slower (a busy host)
 	identical            bool
+	// artifactsIdentical makes the artifacts byte-identical whatever the
+	// change: the change lives in a file the job does not list.
+	artifactsIdentical bool
+	// failBase and failChanged are the shares of runs of each commit that
+	// crash.
+	failBase, failChanged float64
 	// knobsIgnored makes every variant build the plain binary (a build
 	// that ignores the preset); restoreBroken makes the restore padding
 	// miss its symbol.
@@ -42,11 +48,12 @@ type simLab struct {
 	m     simModel
 	rng   *rand.Rand
 	runs  map[string]map[int]float64
+	fails map[string]map[int]string
 	taken int
 }
 
 func newSimLab(m simModel, seed int64) *simLab {
-	return &simLab{m: m, rng: rand.New(rand.NewSource(seed)), runs: map[string]map[int]float64{}}
+	return &simLab{m: m, rng: rand.New(rand.NewSource(seed)), runs: map[string]map[int]float64{}, fails: map[string]map[int]string{}}
 }
 
 func (s *simLab) value(t target) float64 {
@@ -92,25 +99,42 @@ func (s *simLab) padKind() layout.Kind {
 	return layout.Object
 }
 
-func (s *simLab) measure(_ context.Context, ts []target, n int) ([]map[int]float64, error) {
+func (s *simLab) measure(_ context.Context, ts []target, n int) ([]map[int]float64, []map[int]string, error) {
 	out := make([]map[int]float64, len(ts))
+	failed := make([]map[int]string, len(ts))
 	for i, t := range ts {
 		k := t.key()
 		if s.runs[k] == nil {
-			s.runs[k] = map[int]float64{}
+			s.runs[k], s.fails[k] = map[int]float64{}, map[int]string{}
+		}
+		rate := s.m.failBase
+		if t.changed {
+			rate = s.m.failChanged
 		}
 		for r := 1; r <= n; r++ {
-			if _, ok := s.runs[k][r]; !ok {
-				s.runs[k][r] = s.value(t)
-				s.taken++
+			_, ok := s.runs[k][r]
+			_, bad := s.fails[k][r]
+			if ok || bad {
+				continue
+			}
+			s.taken++
+			if rate > 0 && s.rng.Float64() < rate {
+				s.fails[k][r] = "crashed: killed by signal SIGSEGV"
+				continue
+			}
+			s.runs[k][r] = s.value(t)
+		}
+		out[i], failed[i] = map[int]float64{}, map[int]string{}
+		for r := 1; r <= n; r++ {
+			if v, ok := s.runs[k][r]; ok {
+				out[i][r] = v
+			}
+			if why, ok := s.fails[k][r]; ok {
+				failed[i][r] = why
 			}
 		}
-		out[i] = map[int]float64{}
-		for r := 1; r <= n; r++ {
-			out[i][r] = s.runs[k][r]
-		}
 	}
-	return out, nil
+	return out, failed, nil
 }
 
 func (s *simLab) metricInfo() (string, string, metric.Better) {
@@ -119,7 +143,7 @@ func (s *simLab) metricInfo() (string, string, metric.Better) {
 
 func (s *simLab) inspect(context.Context) (*inspection, error) {
 	m := s.m
-	in := &inspection{identical: m.identical && m.code == 0 && m.textShift == 0 && m.dataShift == 0}
+	in := &inspection{identical: m.artifactsIdentical || (m.identical && m.code == 0 && m.textShift == 0 && m.dataShift == 0)}
 	if in.identical || (mod4(m.textShift) == 0 && mod4(m.dataShift) == 0) {
 		in.restoreErr = fmt.Errorf("nothing moved")
 		return in, nil

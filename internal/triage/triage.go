@@ -10,8 +10,11 @@
 //  1. plain: the two commits as they build (is there a change at all?),
 //     measured in interleaved pairs, 10 -> 20 -> 40 runs a side while
 //     [stats.Decide] says "unknown"; and the layout diff of the two builds
-//     (perfbot layout), which costs no run. Byte-identical builds end the
-//     triage here: no change.
+//     (perfbot layout), which costs no run. Builds whose artifacts
+//     (build.artifacts) are byte-identical end the triage here after one
+//     look, as no change, unless that look shows a difference: then the
+//     change lives outside the artifacts and the triage goes on. A job
+//     that lists no artifacts never has identical builds.
 //  2. layout sweep: both commits built under several layouts that move
 //     code, data and stack together (knobs.Preset.Layouts), a few runs
 //     each; the code effect is estimated with the layouts as a random
@@ -32,6 +35,13 @@
 // up as inconclusive. Every run goes through package measure, so it is
 // stored at once and reused: a killed triage resumes where it stopped, and
 // the triage's progress is kept in the store's state table.
+//
+// Failed runs (crashes, timeouts, a missing metric) are counted in every
+// experiment's table, as lkp's fail:runs row. A build whose runs mostly
+// fail ends the triage as inconclusive, naming it; builds that fail at
+// different rates (one fails and the other never does, or their shares
+// differ by 10 points) are named in the notes, and such a triage is never
+// "no change".
 //
 // Error rates: each look of each experiment tests at Options.Alpha (0.01
 // by default, Pinpoint's); a "real" verdict needs the sweep to be
@@ -77,10 +87,12 @@ const (
 	// lines: it vanishes when the moved object's offset is restored.
 	DataAlignment Verdict = "data-alignment"
 	// NoChange: no change of MinEffect or more, across layouts (or the
-	// builds are byte-identical).
+	// builds are byte-identical and the runs agree), and the builds fail
+	// equally often.
 	NoChange Verdict = "no-change"
-	// Inconclusive: the experiments within the budget do not settle it;
-	// Result.Notes say what would.
+	// Inconclusive: the experiments within the budget do not settle it,
+	// most runs of a build failed, or the builds fail at different rates
+	// while the timings show no change; Result.Notes say what would.
 	Inconclusive Verdict = "inconclusive"
 )
 
@@ -149,7 +161,9 @@ type Result struct {
 	Robust       *Robust
 	Disagreement string
 
-	// Identical is true when the two builds are byte-identical.
+	// Identical is true when the two builds' artifacts (build.artifacts)
+	// are byte-identical; the verdict rests on it only when the plain
+	// comparison shows no difference (the change may live elsewhere).
 	Identical bool
 	// Experiments in the order they ran (skipped ones are absent).
 	Experiments []Experiment
@@ -217,8 +231,9 @@ type Experiment struct {
 	// Runs is the number of runs of each build (per layout for the sweep).
 	Runs int
 	// Outcome is the experiment's answer: "different", "same" or "unknown"
-	// (stats.Decide) for the paired experiments; "significant", "same" or
-	// "unclear" for the sweep.
+	// (stats.Decide) for the paired experiments; "significant", "same",
+	// "unclear" or "uninformative" for the sweep; "failed" when most runs
+	// of a build failed, which ends the triage.
 	Outcome string
 	// Change, Lo, Hi, P and Confidence are the main comparison's estimate
 	// in percent (changed vs base; for restore, changed+padding vs base).
@@ -239,6 +254,7 @@ type Column struct {
 	Commit  string // full hash
 	Variant string // build variant name, "" for the plain build
 	N       int    // runs with a value
+	Failed  int    // runs that failed (crashed, timed out, no metric)
 	Median  float64
 	Change  float64 // median change against the first column, percent
 }

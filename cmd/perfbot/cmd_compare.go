@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand"
 	"path/filepath"
 	"strconv"
@@ -212,25 +216,75 @@ func compareJob(ctx context.Context, a *app, f compareFlags, jobFile string, rev
 	if err != nil {
 		return err
 	}
+	// A params matrix gives one table per atomic job. Text formats print
+	// them one after another under a "job:" line; json becomes one document
+	// with a jobs array and csv gets a leading job column, so that machines
+	// can still read the output as one.
 	regressions := 0
-	for _, j := range jobs {
-		if len(jobs) > 1 && (f.format == "ncompare" || f.format == "") {
-			fmt.Fprintf(a.stdout, "job: %s\n\n", j.Name)
-		}
+	var docs []json.RawMessage
+	for i, j := range jobs {
 		t, err := measureTable(ctx, a, f, j, revs)
 		if err != nil {
 			return err
 		}
-		if err := report.Write(a.stdout, t, report.Options{All: f.all, Format: f.format}); err != nil {
-			return err
-		}
 		r, _ := t.Regressions()
 		regressions += r
+		var buf bytes.Buffer
+		if err := report.Write(&buf, t, report.Options{All: f.all, Format: f.format}); err != nil {
+			return err
+		}
+		switch {
+		case len(jobs) == 1:
+			_, err = a.stdout.Write(buf.Bytes())
+		case f.format == "json":
+			doc, _ := json.Marshal(map[string]any{"job": j.Name, "job_key": j.Key(), "comparison": json.RawMessage(buf.Bytes())})
+			docs = append(docs, doc)
+		case f.format == "csv":
+			err = writeCSVWithJob(a.stdout, buf.Bytes(), j.Name, i == 0)
+		default:
+			fmt.Fprintf(a.stdout, "job: %s\n\n", j.Name)
+			_, err = a.stdout.Write(buf.Bytes())
+			fmt.Fprintln(a.stdout)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if docs != nil {
+		out, err := json.MarshalIndent(map[string]any{"jobs": docs}, "", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stdout, "%s\n", out)
 	}
 	if regressions > 0 {
 		return errRegression
 	}
 	return nil
+}
+
+// writeCSVWithJob copies a CSV report with a leading "job" column; the
+// header line is written only for the first job.
+func writeCSVWithJob(w io.Writer, data []byte, name string, header bool) error {
+	recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+	if err != nil {
+		return err
+	}
+	cw := csv.NewWriter(w)
+	for i, rec := range recs {
+		if i == 0 && !header {
+			continue
+		}
+		first := name
+		if i == 0 {
+			first = "job"
+		}
+		if err := cw.Write(append([]string{first}, rec...)); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }
 
 // measureTable measures revs of one atomic job and builds the table.

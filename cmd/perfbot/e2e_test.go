@@ -237,3 +237,30 @@ func TestLayoutDiffJob(t *testing.T) {
 		t.Errorf("unknown artifact: exit %d, %s", code, errOut)
 	}
 }
+
+// TestCompareMatrix: a params matrix gives one table per atomic job; json
+// is then one document with a jobs array, csv one table with a job column.
+func TestCompareMatrix(t *testing.T) {
+	r := newGitRepo(t)
+	base := r.commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
+	next := r.commit("comment", map[string]string{"bench.c": benchC(1, "next")})
+	jobFile := writeJob(t, jobYAML(r.dir, 3, "./bench ${n}")+"params:\n  n: [100000, 200000]\n")
+	code, out, errOut := perfbot(t, "compare", "--cpu", "none", "--format", "json", jobFile, base, next)
+	if code == exitError {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc struct {
+		Jobs []struct {
+			Job        string          `json:"job"`
+			Comparison json.RawMessage `json:"comparison"`
+		} `json:"jobs"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Jobs) != 2 || !strings.Contains(doc.Jobs[1].Job, "n=200000") {
+		t.Fatalf("json: %v, %d jobs; want 2 with names:\n%s", err, len(doc.Jobs), out)
+	}
+	_, out, _ = perfbot(t, "compare", "--cpu", "none", "--format", "csv", jobFile, base, next)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if !strings.HasPrefix(lines[0], "job,") || strings.Count(out, "job,") != 1 || !strings.Contains(out, "n=100000") || !strings.Contains(out, "n=200000") {
+		t.Errorf("csv: want one header with a job column and rows of both jobs:\n%s", out)
+	}
+}

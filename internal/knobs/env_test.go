@@ -95,7 +95,7 @@ func TestKernelPreset(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := p.ForcedAlignment()
-	if v.Env[EnvKconfig] != "DEBUG_FORCE_FUNCTION_ALIGN_64B" || !strings.Contains(v.Env["KCFLAGS"], "-falign-functions=64") {
+	if v.Env[EnvKconfig] != "EXPERT DEBUG_FORCE_FUNCTION_ALIGN_64B" || !strings.Contains(v.Env["KCFLAGS"], "-falign-functions=64") {
 		t.Errorf("kernel forced alignment = %v", v.Env)
 	}
 	files := envProgram()

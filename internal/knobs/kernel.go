@@ -10,17 +10,27 @@ import (
 
 // kernelPreset is the knobs of a Linux kernel build: KCFLAGS, which kbuild
 // adds to every C compilation, and the Kconfig option
-// CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B, which also aligns assembler
-// functions. The option can only be set in .config, so the variant names
-// it in PERFBOT_KCONFIG for the job's build command to apply, e.g.
+// CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B, which from Linux 6.2 on also
+// aligns assembler functions (in 6.1 it only adds -falign-functions=64).
+// The option can only be set in .config, so the variant names it, after
+// the EXPERT it depends on, in PERFBOT_KCONFIG for the job's build command
+// to apply, e.g.
 //
 //	for o in $PERFBOT_KCONFIG; do scripts/config -e $o; done
 //	make olddefconfig && make -j2 vmlinux
+//
+// gcc before 14 ignores -falign-functions when it optimizes for size, so
+// on a kernel built with CONFIG_CC_OPTIMIZE_FOR_SIZE (tinyconfig selects
+// it) none of these knobs moves any function (docs/kernel.md).
 type kernelPreset struct{}
 
 // kernelAlignOption is the Kconfig option (without CONFIG_) that forces
 // 64-byte function alignment (Linux 5.9 and later; _32B before).
 const kernelAlignOption = "DEBUG_FORCE_FUNCTION_ALIGN_64B"
+
+// kernelAlignDeps are the options kernelAlignOption depends on that a
+// defconfig leaves off: without them olddefconfig drops it silently.
+const kernelAlignDeps = "EXPERT"
 
 // kernelTextAligns are the function alignments of the kernel's text
 // layouts after the plain build.
@@ -35,7 +45,7 @@ func (kernelPreset) Doc() string {
 func (kernelPreset) ForcedAlignment() job.Variant {
 	return job.Variant{Name: AlignName, Env: map[string]string{
 		"KCFLAGS":    appendTo("KCFLAGS", "-falign-functions="+strconv.Itoa(ForcedAlign)),
-		EnvKconfig:   kernelAlignOption,
+		EnvKconfig:   kernelAlignDeps + " " + kernelAlignOption,
 		EnvFuncAlign: strconv.Itoa(ForcedAlign),
 	}}
 }

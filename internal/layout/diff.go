@@ -312,6 +312,9 @@ func (d *DiffResult) buildChanges(matchA, matchB []int32) {
 	}
 	d.Changes = make([]Change, 0, n)
 	for ib, ia := range matchB {
+		if ia == aliasOnly {
+			continue
+		}
 		if ia < 0 {
 			d.Added = append(d.Added, &b.Symbols[ib])
 			continue
@@ -320,7 +323,7 @@ func (d *DiffResult) buildChanges(matchA, matchB []int32) {
 		d.Changes = append(d.Changes, c)
 	}
 	for ia, ib := range matchA {
-		if ib < 0 {
+		if ib == unmatched {
 			d.Removed = append(d.Removed, &a.Symbols[ia])
 		}
 	}
@@ -375,18 +378,23 @@ type runScan struct {
 	matchA, matchB []int32
 	unCount        []int32 // unCount[i]: unmatched symbols in A.Symbols[:i]
 	unBytes        []int64 // their sizes
+	alCount        []int32 // alCount[i]: aliasOnly symbols in A.Symbols[:i]
 }
 
 // findRuns groups the changes of each section into shift runs and names
 // the cause of each.
 func (d *DiffResult) findRuns(matchA, matchB []int32) {
 	sc := &runScan{matchA: matchA, matchB: matchB,
-		unCount: make([]int32, len(matchA)+1), unBytes: make([]int64, len(matchA)+1)}
+		unCount: make([]int32, len(matchA)+1), unBytes: make([]int64, len(matchA)+1),
+		alCount: make([]int32, len(matchA)+1)}
 	for i, m := range matchA {
-		sc.unCount[i+1], sc.unBytes[i+1] = sc.unCount[i], sc.unBytes[i]
-		if m < 0 {
+		sc.unCount[i+1], sc.unBytes[i+1], sc.alCount[i+1] = sc.unCount[i], sc.unBytes[i], sc.alCount[i]
+		switch m {
+		case unmatched:
 			sc.unCount[i+1]++
 			sc.unBytes[i+1] += int64(d.A.Symbols[i].Size)
+		case aliasOnly:
+			sc.alCount[i+1]++
 		}
 	}
 	var cur *Run
@@ -447,7 +455,7 @@ func (d *DiffResult) explain(r *Run, prev *Change, sc *runScan) {
 	}
 	more := Cause{Kind: Added}
 	for i := lo + 1; i < f.ib; i++ {
-		if sc.matchB[i] >= 0 {
+		if sc.matchB[i] != unmatched {
 			continue
 		}
 		s := &b.Symbols[i]
@@ -489,6 +497,8 @@ func (d *DiffResult) explain(r *Run, prev *Change, sc *runScan) {
 		for i := from; i < to && i-from < maxScan && listed < nUn; i++ {
 			s := &a.Symbols[i]
 			switch {
+			case sc.matchA[i] == aliasOnly:
+				// an empty label B has under another name
 			case sc.matchA[i] >= 0:
 				if moved == nil {
 					moved = &b.Symbols[sc.matchA[i]]
@@ -504,7 +514,7 @@ func (d *DiffResult) explain(r *Run, prev *Change, sc *runScan) {
 		if rest := nUn - listed; rest > 0 {
 			r.Causes = append(r.Causes, Cause{Kind: Removed, Bytes: -(bytesUn - listedBytes), Count: int(rest)})
 		}
-		if nMatched := (to - from) - nUn; nMatched > 0 {
+		if nMatched := (to - from) - nUn - (sc.alCount[to] - sc.alCount[from]); nMatched > 0 {
 			r.Causes = append(r.Causes, Cause{Kind: Reordered, Symbol: moved, Count: int(nMatched)})
 		}
 	}
@@ -663,11 +673,16 @@ func (d *DiffResult) rank(opt DiffOptions) {
 		}
 		return false
 	}
+	cold := 0
 	for i := range d.Changes {
 		c := &d.Changes[i]
 		c.Weight = classWeight(c.A, c.B)
 		if c.A.Size == 0 && c.B.Size == 0 {
 			c.Weight = min(c.Weight, WeightPage) // a label: no bytes to slow down
+		}
+		if c.Weight > WeightPage && (coldTable(c.A) || coldTable(c.B)) {
+			c.Weight = WeightPage // read at boot or module load only
+			cold++
 		}
 		if opt.Hot != nil && c.B.Kind == Func && (mayBeHot(c.B) || mayBeHot(c.A)) {
 			c.Hot = opt.Hot.Of(c.B.Name)
@@ -681,6 +696,9 @@ func (d *DiffResult) rank(opt DiffOptions) {
 				c.Hot = opt.Hot.Of(al)
 			}
 		}
+	}
+	if cold > 0 {
+		d.Notes = append(d.Notes, fmt.Sprintf("%d changes in kernel tables no hot path reads (.init.*, __ksymtab*, __param, .notes, ...) ranked last", cold))
 	}
 	d.sortRanked(opt.Hot != nil)
 }

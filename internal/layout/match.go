@@ -36,7 +36,12 @@ func compareEntry(x, y matchEntry) int {
 //     symbols of the same name), those from the same source file pair up in
 //     symbol-table order, and a single leftover on each side pairs too;
 //  2. for what is left, the same [BaseName] and kind when exactly one
-//     symbol on each side has it (foo ↔ foo.isra.0).
+//     symbol on each side has it (foo ↔ foo.isra.0);
+//  3. an empty symbol left over whose name the other build has as an alias
+//     (or the other way round) gets [aliasOnly] instead of a partner: two
+//     labels that share an address in one build only, such as the kernel's
+//     __stop___param and __start___ex_table when the padding between the
+//     sections changed. It is neither added nor removed.
 func match(a, b *Binary) (matchA, matchB []int32) {
 	matchA = filled(len(a.Symbols))
 	matchB = filled(len(b.Symbols))
@@ -78,13 +83,54 @@ func match(a, b *Binary) (matchA, matchB []int32) {
 			pair(ga[0].idx, gb[0].idx)
 		}
 	})
+	markAliases(a, b, matchA)
+	markAliases(b, a, matchB)
 	return matchA, matchB
+}
+
+// Values of a match slice for a symbol with no partner.
+const (
+	unmatched = -1 // added (in B) or removed (from A)
+	aliasOnly = -2 // an empty label the other build has under another name
+)
+
+// markAliases sets m[i] to aliasOnly for each empty symbol of x with no
+// partner that has a name (its own or an alias) among the names and
+// aliases of other's symbols.
+func markAliases(x, other *Binary, m []int32) {
+	var names map[string]bool
+	for i := range x.Symbols {
+		s := &x.Symbols[i]
+		if m[i] != unmatched || s.Size != 0 {
+			continue
+		}
+		if names == nil {
+			names = make(map[string]bool, 2*len(other.Symbols))
+			for j := range other.Symbols {
+				o := &other.Symbols[j]
+				names[o.Name] = true
+				for _, al := range o.Aliases {
+					names[al] = true
+				}
+			}
+		}
+		if names[s.Name] {
+			m[i] = aliasOnly
+			continue
+		}
+		for _, al := range s.Aliases {
+			if names[al] {
+				m[i] = aliasOnly
+				break
+			}
+		}
+	}
 }
 
 func filled(n int) []int32 {
 	m := make([]int32, n)
 	for i := range m {
-		m[i] = -1
+		m[i] = unmatched
 	}
 	return m
 }

@@ -84,3 +84,31 @@ func isDigits(s string) bool {
 	}
 	return true
 }
+
+// coldSectionPrefixes are kernel sections that no hot path reads: code
+// and data freed after boot, the export and parameter tables (read at
+// module load and boot) and ELF notes.
+var coldSectionPrefixes = []string{".init.", ".exit.", "__ksymtab", "__kcrctab", "__param", "__modver", ".notes", ".modinfo"}
+
+// coldSymbolPrefixes are the names of the entries of those tables, for
+// System.map input, whose sections are only classes such as ".rodata".
+var coldSymbolPrefixes = []string{"__ksymtab_", "_note_", "__kstrtab_", "__kstrtabns_", "__kcrctab_", "__param_", "__initcall_", "__setup_", "__exitcall_"}
+
+// coldTable reports whether s is in a kernel table that no hot path
+// reads, so that its moving within a cache line cannot change a
+// benchmark's speed: such changes rank last.
+func coldTable(s *Symbol) bool {
+	if s.Section != nil {
+		for _, p := range coldSectionPrefixes {
+			if strings.HasPrefix(s.Section.Name, p) {
+				return true
+			}
+		}
+	}
+	for _, p := range coldSymbolPrefixes {
+		if strings.HasPrefix(s.Name, p) {
+			return true
+		}
+	}
+	return false
+}

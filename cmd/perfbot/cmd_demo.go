@@ -97,9 +97,9 @@ yourself afterwards; demo prints the commands.`,
 	fl.StringVar(&dir, "dir", "", "create the demo project here (default: a new temporary folder)")
 	fl.BoolVarP(&f.all, "all", "a", false, "print every metric, not only the changed ones")
 	fl.StringVarP(&f.format, "format", "f", "ncompare", "output format: ncompare, benchstat, json, csv, markdown")
-	fl.IntVar(&f.runs, "runs", 0, "runs per commit (default: the demo job's)")
+	fl.IntVar(&f.runs, "runs", 10, "runs per commit")
 	fl.StringVar(&f.cpu, "cpu", "", "auto, none or a CPU number")
-	fl.Float64Var(&f.alpha, "alpha", 0.05, "significance level")
+	fl.Float64Var(&f.alpha, "alpha", 0.01, "significance level (the demo tests 4 commits x 2 metrics: 0.01 keeps false alarms rare)")
 	fl.Float64Var(&f.effect, "effect", 5, "smallest change in percent you care about")
 	return cmd
 }

@@ -264,3 +264,25 @@ func TestCompareMatrix(t *testing.T) {
 		t.Errorf("csv: want one header with a job column and rows of both jobs:\n%s", out)
 	}
 }
+
+// TestDemo runs the README's first command: the demo's table and a triage
+// verdict (the verdicts themselves are checked, with retries against the
+// shared machine's noise, in internal/triage's TestDemoVerdicts).
+func TestDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping the demo (about 30 s) in short mode")
+	}
+	requireTools(t, "git", "gcc", "make")
+	code, out, errOut := perfbot(t, "demo", "--dir", t.TempDir())
+	if code != exitOK {
+		t.Fatalf("demo: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"%stddev", "text_ms", "significant changes", "verdict: ", "layout suspects", "budget: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errOut, "perfbot triage ") || !strings.Contains(errOut, "perfbot layout diff ") {
+		t.Errorf("demo does not print the commands to try:\n%s", errOut)
+	}
+}

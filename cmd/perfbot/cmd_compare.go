@@ -320,7 +320,7 @@ func measureTable(ctx context.Context, a *app, f compareFlags, j *job.Job, revs 
 	for i, c := range commits {
 		targets[i] = measure.Target{Commit: c, Variant: v}
 	}
-	opt := measure.Options{Store: s.store, Builder: s.builder, Runs: runs, CPU: cpu,
+	opt := measure.Options{Store: s.store, Builder: s.builder, Runs: runs, CPU: cpu, WholeRounds: true,
 		Progress: progress.New(a.stderr, a.stderrTTY)}
 	if f.seed != 0 {
 		opt.Rand = rand.New(rand.NewSource(f.seed))
@@ -341,12 +341,16 @@ func measureTable(ctx context.Context, a *app, f compareFlags, j *job.Job, revs 
 	if err := errors.Join(buildErrs...); err != nil {
 		return nil, err
 	}
-	return tableFromStore(ctx, a, s.store, j, out, runs, f.alpha)
+	return tableFromStore(ctx, a, s.store, j, out, f.alpha)
 }
 
-// tableFromStore reads the stored samples of a measurement (only the first
-// runs of each target, when the store holds more) into a comparison table.
-func tableFromStore(ctx context.Context, a *app, st *store.Store, j *job.Job, out *measure.Outcome, runs int, alpha float64) (*compare.Table, error) {
+// tableFromStore reads the stored samples of a measurement's rounds (see
+// measure.Options.WholeRounds) into a comparison table.
+func tableFromStore(ctx context.Context, a *app, st *store.Store, j *job.Job, out *measure.Outcome, alpha float64) (*compare.Table, error) {
+	inRounds := map[int]bool{}
+	for _, r := range out.Rounds {
+		inRounds[r] = true
+	}
 	cols := make([]compare.Column, len(out.Targets))
 	commits := make([]string, len(out.Targets))
 	for i, t := range out.Targets {
@@ -354,7 +358,7 @@ func tableFromStore(ctx context.Context, a *app, st *store.Store, j *job.Job, ou
 		commits[i] = t.Target.Commit.Hash
 		reasons := map[string]int{}
 		for _, r := range t.Runs {
-			if r.Index > runs {
+			if !inRounds[r.Index] {
 				continue
 			}
 			cols[i].Runs++
@@ -410,7 +414,7 @@ func tableFromStore(ctx context.Context, a *app, st *store.Store, j *job.Job, ou
 			Samples: make([][]store.Sample, len(commits))}
 		for c, h := range commits {
 			for _, x := range samples[h][m.Name] {
-				if x.Run <= runs {
+				if inRounds[x.Run] {
 					s.Samples[c] = append(s.Samples[c], store.Sample{Run: pairKey(sessions[c][x.Run], x.Run), Value: x.Value})
 				}
 			}

@@ -19,6 +19,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,12 +71,23 @@ type Options struct {
 	// measurement takes them again (the first attempt's logs are kept in a
 	// folder beside the new ones).
 	KeepFailed bool
+	// WholeRounds measures in whole rounds: the runs to compare are Runs
+	// rounds in which one session ran every target (Outcome.Rounds). When
+	// the store holds fewer (a commit joins a comparison, a session was
+	// killed mid-round, a run failed), new rounds of every target are taken
+	// under new run numbers; the incomplete rounds stay stored. Without it,
+	// runs 1..Runs of each target are taken or reused one by one.
+	WholeRounds bool
 }
 
 // Outcome is what a measurement produced, per target in the given order.
 type Outcome struct {
 	Targets []TargetOutcome
 	Taken   int // runs taken now (not reused from the store)
+	// Rounds are the run numbers to compare, with Options.WholeRounds: in
+	// each, one session ran every target and every run succeeded (new
+	// rounds are listed even where a run failed).
+	Rounds []int
 }
 
 // TargetOutcome is one target's build and runs.
@@ -125,8 +137,11 @@ func Measure(ctx context.Context, j *job.Job, targets []Target, opt Options) (*O
 
 	// What the store already holds.
 	done := make([]map[int]bool, len(targets))
+	stored := make([]map[int]store.RunRecord, len(targets))
+	maxIndex := 0
 	for i, t := range targets {
 		done[i] = map[int]bool{}
+		stored[i] = map[int]store.RunRecord{}
 		if out.Targets[i].Build == nil {
 			continue
 		}
@@ -138,15 +153,36 @@ func Measure(ctx context.Context, j *job.Job, targets []Target, opt Options) (*O
 			// A failed run is taken again by a later measurement (the user
 			// may have fixed its cause); its logs are kept beside.
 			done[i][r.Index] = r.Status == store.RunOK || opt.KeepFailed
+			stored[i][r.Index] = r
+			maxIndex = max(maxIndex, r.Index)
 		}
 	}
 
 	// The interleaved plan: round r runs every buildable target once, as
 	// run number r+1.
 	var plan []run.Slot
-	for _, s := range run.Schedule(len(targets), runs, rng) {
-		if out.Targets[s.Commit].Build != nil && !done[s.Commit][s.Round+1] {
-			plan = append(plan, s)
+	if opt.WholeRounds {
+		out.Rounds = completeRounds(stored, out.Targets)
+		if missing := runs - len(out.Rounds); missing > 0 {
+			// New rounds for every target, numbered after everything
+			// stored, so that runs of one round are always interleaved.
+			for _, s := range run.Schedule(len(targets), missing, rng) {
+				if out.Targets[s.Commit].Build != nil {
+					s.Round += maxIndex
+					plan = append(plan, s)
+				}
+			}
+			for r := 1; r <= missing; r++ {
+				out.Rounds = append(out.Rounds, maxIndex+r)
+			}
+		} else {
+			out.Rounds = out.Rounds[:runs]
+		}
+	} else {
+		for _, s := range run.Schedule(len(targets), runs, rng) {
+			if out.Targets[s.Commit].Build != nil && !done[s.Commit][s.Round+1] {
+				plan = append(plan, s)
+			}
 		}
 	}
 
@@ -191,6 +227,37 @@ func Measure(ctx context.Context, j *job.Job, targets []Target, opt Options) (*O
 		out.Targets[i].Runs = recs
 	}
 	return out, nil
+}
+
+// completeRounds lists, in order, the run numbers at which every buildable
+// target has a successful run and all of them share one session.
+func completeRounds(stored []map[int]store.RunRecord, targets []TargetOutcome) []int {
+	var first int = -1
+	for i, t := range targets {
+		if t.Build != nil {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return nil
+	}
+	var rounds []int
+	for idx, r0 := range stored[first] {
+		ok := r0.Status == store.RunOK && r0.Session != ""
+		for i, t := range targets {
+			if !ok || t.Build == nil {
+				continue
+			}
+			r, found := stored[i][idx]
+			ok = found && r.Status == store.RunOK && r.Session == r0.Session
+		}
+		if ok {
+			rounds = append(rounds, idx)
+		}
+	}
+	slices.Sort(rounds)
+	return rounds
 }
 
 // RunOnce takes run key.Index of the job on the built worktree, reads its

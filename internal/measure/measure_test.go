@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -163,5 +164,44 @@ func TestMeasureSessions(t *testing.T) {
 	a, b := out.Targets[0].Runs, out.Targets[1].Runs
 	if a[0].Session == "" || a[0].Session != a[2].Session || a[0].Session == b[0].Session || b[0].Session != b[2].Session {
 		t.Errorf("sessions: base %q %q, new %q %q; want one per measurement", a[0].Session, a[2].Session, b[0].Session, b[2].Session)
+	}
+}
+
+// TestMeasureWholeRounds: with WholeRounds, a commit joining a comparison
+// is measured interleaved with fresh runs of the others, under new run
+// numbers, and the stored rounds are kept (review finding 1).
+func TestMeasureWholeRounds(t *testing.T) {
+	opt, targets := setup(t, "echo work_ms: VERSION.5\n")
+	j := loadJob(t, "3")
+	ctx := context.Background()
+	opt.WholeRounds = true
+	first, err := Measure(ctx, j, targets[:1], opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{1, 2, 3}; !slices.Equal(first.Rounds, want) {
+		t.Fatalf("first rounds %v, want %v", first.Rounds, want)
+	}
+	prog := &countRuns{}
+	opt.Progress = prog
+	out, err := Measure(ctx, j, targets, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{4, 5, 6}; out.Taken != 6 || !slices.Equal(out.Rounds, want) {
+		t.Fatalf("second measure took %d runs in rounds %v; want 6 in %v", out.Taken, out.Rounds, want)
+	}
+	for i := 0; i < len(prog.order); i += 2 {
+		if prog.order[i] == prog.order[i+1] {
+			t.Errorf("runs %d and %d are of one commit: not interleaved", i, i+1)
+		}
+	}
+	if n := len(out.Targets[0].Runs); n != 6 {
+		t.Errorf("base has %d stored runs, want 6: the first session's are kept", n)
+	}
+	// Again: the complete rounds are reused, nothing is taken.
+	out, err = Measure(ctx, j, targets, opt)
+	if err != nil || out.Taken != 0 || !slices.Equal(out.Rounds, []int{4, 5, 6}) {
+		t.Errorf("third measure: took %d, rounds %v, err %v", out.Taken, out.Rounds, err)
 	}
 }

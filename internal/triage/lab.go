@@ -89,8 +89,13 @@ func (l *storeLab) measure(ctx context.Context, ts []target, n int) ([]map[int]f
 	for i, t := range ts {
 		mts[i] = measure.Target{Commit: l.commit(t), Variant: t.variant}
 	}
+	// Whole rounds: every experiment's runs are interleaved across all its
+	// builds in one session, even where some builds already have runs from
+	// an earlier experiment (the restore experiment's base and changed
+	// commit), so the paired decisions pair only runs of one round.
 	out, err := measure.Measure(ctx, l.opt.Job, mts, measure.Options{
 		Store: l.opt.Store, Builder: l.opt.Builder, Runs: n, CPU: l.opt.CPU, Rand: l.rng, Progress: l.opt.Progress,
+		WholeRounds: true,
 	})
 	if out != nil {
 		l.taken += out.Taken
@@ -113,6 +118,12 @@ func (l *storeLab) measure(ctx context.Context, ts []target, n int) ([]map[int]f
 	if err := errors.Join(buildErrs...); err != nil {
 		return nil, nil, err
 	}
+	// Runs are keyed by their round's position (1..n), the same for every
+	// target, so the keys pair runs of one round.
+	pos := make(map[int]int, len(out.Rounds))
+	for k, r := range out.Rounds {
+		pos[r] = k + 1
+	}
 	vals := make([]map[int]float64, len(ts))
 	failed := make([]map[int]string, len(ts))
 	for i, t := range ts {
@@ -120,11 +131,11 @@ func (l *storeLab) measure(ctx context.Context, ts []target, n int) ([]map[int]f
 		if err != nil {
 			return nil, nil, err
 		}
-		vals[i] = perRun(got[l.commit(t).Hash][l.metric], n)
+		vals[i] = perRun(got[l.commit(t).Hash][l.metric], pos)
 		failed[i] = map[int]string{}
 		for _, r := range out.Targets[i].Runs {
-			if r.Index <= n && r.Status != store.RunOK {
-				failed[i][r.Index] = fmt.Sprintf("%s: %s (logs in %s)", r.Status, r.Reason, l.opt.Store.RunDir(r.RunKey))
+			if k, ok := pos[r.Index]; ok && r.Status != store.RunOK {
+				failed[i][k] = fmt.Sprintf("%s: %s (logs in %s)", r.Status, r.Reason, l.opt.Store.RunDir(r.RunKey))
 			}
 		}
 		if len(vals[i]) == 0 && len(failed[i]) == 0 {
@@ -158,13 +169,14 @@ func (l *storeLab) noMetric(ctx context.Context) error {
 	return fmt.Errorf("triage: no run printed metric %q (the job's metrics: %s)", l.metric, strings.Join(names, ", "))
 }
 
-// perRun reduces samples to one value per run number <= n (the median of
-// a run's values, as package compare does).
-func perRun(ss []store.Sample, n int) map[int]float64 {
+// perRun reduces the samples of the runs listed in pos to one value each
+// (the median of a run's values, as package compare does), keyed by the
+// run's round position.
+func perRun(ss []store.Sample, pos map[int]int) map[int]float64 {
 	by := map[int][]float64{}
 	for _, s := range ss {
-		if s.Run <= n {
-			by[s.Run] = append(by[s.Run], s.Value)
+		if k, ok := pos[s.Run]; ok {
+			by[k] = append(by[k], s.Value)
 		}
 	}
 	out := make(map[int]float64, len(by))

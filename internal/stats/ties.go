@@ -25,20 +25,11 @@ var tiedCDFs sync.Map
 // same tie patterns recur across the metrics of one comparison. Counts stay
 // exact in float64 up to N = 50 (C(50, 25) < 2^53).
 func tiedCDF(n1 int, T []int) []float64 {
-	var kb strings.Builder
-	kb.WriteString(strconv.Itoa(n1))
-	for _, t := range T {
-		kb.WriteByte(',')
-		kb.WriteString(strconv.Itoa(t))
-	}
-	key := kb.String()
+	key := strconv.Itoa(n1) + ";" + tieKey(T)
 	if v, ok := tiedCDFs.Load(key); ok {
 		return v.([]float64)
 	}
-	N := 0
-	for _, t := range T {
-		N += t
-	}
+	N := sumInts(T)
 	maxS := N * (N + 1) // 2 * the largest rank sum
 	dp := make([][]float64, n1+1)
 	next := make([][]float64, n1+1)
@@ -150,4 +141,24 @@ func fastUTestTied(a, b []float64, alpha float64) (p float64, ok bool) {
 		return 0, false
 	}
 	return math.Min(p, 1), true
+}
+
+// tieKey is a tie pattern as a cache key.
+func tieKey(T []int) string {
+	var kb strings.Builder
+	for i, t := range T {
+		if i > 0 {
+			kb.WriteByte(',')
+		}
+		kb.WriteString(strconv.Itoa(t))
+	}
+	return kb.String()
+}
+
+func sumInts(xs []int) int {
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n
 }

@@ -2,8 +2,6 @@ package stats
 
 import (
 	"math"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -35,21 +33,11 @@ const maxTiedWCDFs = 1024
 // even indices. Results are cached by T, as tiedCDF does for Mann-Whitney:
 // the same tie patterns recur across the metrics of one comparison.
 func tiedWCDF(T []int) []float64 {
-	var kb strings.Builder
-	for i, t := range T {
-		if i > 0 {
-			kb.WriteByte(',')
-		}
-		kb.WriteString(strconv.Itoa(t))
-	}
-	key := kb.String()
+	key := tieKey(T)
 	if v, ok := tiedWCDFs.Load(key); ok {
 		return v.([]float64)
 	}
-	n := 0
-	for _, t := range T {
-		n += t
-	}
+	n := sumInts(T)
 	top := n * (n + 1) // 2 * the largest W+
 	dp := make([]float64, top+1)
 	next := make([]float64, top+1)

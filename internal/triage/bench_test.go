@@ -105,7 +105,7 @@ func fixedDesign(b *testing.B, repo *demo.Repo, c demoCase, dir string) (runs, b
 		ts = append(ts, target{setup: controlSetup, variant: in.control}, target{changed: true, setup: controlSetup, variant: in.control},
 			target{changed: true, setup: restoreSetup, variant: in.restore})
 	}
-	if _, _, err := l.measure(ctx, ts, fixedRunsPerBuild); err != nil {
+	if _, _, err := l.measure(ctx, ts, fixedRunsPerBuild, true); err != nil {
 		b.Fatal(err)
 	}
 	return l.taken, len(l.builds)

@@ -76,10 +76,14 @@ type inspection struct {
 // lab builds and measures targets; the real one uses packages build,
 // measure and store, the tests a simulator.
 type lab interface {
-	// measure makes sure every target has runs 1..n and returns each
+	// measure makes sure every target has n runs and returns each
 	// target's metric value by run number, and why each of its failed runs
-	// failed, by run number (runs above n are left out of both).
-	measure(ctx context.Context, ts []target, n int) (vals []map[int]float64, failed []map[int]string, err error)
+	// failed, by run number (1..n). With whole, the n runs are whole
+	// rounds, each running every target once in one session, so that
+	// targets measured earlier (the restore experiment's base) are measured
+	// again side by side with new ones; without, runs 1..n of each target
+	// are reused one by one (the sweep, whose pairs are per layout).
+	measure(ctx context.Context, ts []target, n int, whole bool) (vals []map[int]float64, failed []map[int]string, err error)
 	// metricInfo returns the metric triaged, its unit and direction; valid
 	// after the first measure.
 	metricInfo() (name, unit string, better metric.Better)
@@ -409,7 +413,7 @@ func (e *engine) paired(ctx context.Context, name, title string, ts []target, la
 	stop := ""
 	for _, n := range e.schedule() {
 		var err error
-		if vals, failed, err = e.measure(ctx, ts, n); err != nil {
+		if vals, failed, err = e.measure(ctx, ts, n, true); err != nil {
 			return nil, err
 		}
 		looks, runs = looks+1, n
@@ -585,7 +589,7 @@ func (e *engine) runSweep(ctx context.Context, n int) error {
 		ts = append(ts, target{setup: s, layout: k, variant: v}, target{changed: true, setup: s, layout: k, variant: v})
 	}
 	r := e.opt.LayoutRuns
-	vals, failed, err := e.measure(ctx, ts, r)
+	vals, failed, err := e.measure(ctx, ts, r, false)
 	if err != nil {
 		return err
 	}
@@ -661,8 +665,8 @@ func (e *engine) runSweep(ctx context.Context, n int) error {
 }
 
 // measure measures the targets to n runs and counts the runs used.
-func (e *engine) measure(ctx context.Context, ts []target, n int) ([]map[int]float64, []map[int]string, error) {
-	vals, failed, err := e.lab.measure(ctx, ts, n)
+func (e *engine) measure(ctx context.Context, ts []target, n int, whole bool) ([]map[int]float64, []map[int]string, error) {
+	vals, failed, err := e.lab.measure(ctx, ts, n, whole)
 	if err != nil {
 		return nil, nil, err
 	}

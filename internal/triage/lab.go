@@ -84,18 +84,14 @@ func (l *storeLab) metricInfo() (string, string, metric.Better) { return l.metri
 func (l *storeLab) forced() job.Variant         { return l.preset.ForcedAlignment() }
 func (l *storeLab) layouts(n int) []job.Variant { return l.preset.Layouts(n) }
 
-func (l *storeLab) measure(ctx context.Context, ts []target, n int) ([]map[int]float64, []map[int]string, error) {
+func (l *storeLab) measure(ctx context.Context, ts []target, n int, whole bool) ([]map[int]float64, []map[int]string, error) {
 	mts := make([]measure.Target, len(ts))
 	for i, t := range ts {
 		mts[i] = measure.Target{Commit: l.commit(t), Variant: t.variant}
 	}
-	// Whole rounds: every experiment's runs are interleaved across all its
-	// builds in one session, even where some builds already have runs from
-	// an earlier experiment (the restore experiment's base and changed
-	// commit), so the paired decisions pair only runs of one round.
 	out, err := measure.Measure(ctx, l.opt.Job, mts, measure.Options{
 		Store: l.opt.Store, Builder: l.opt.Builder, Runs: n, CPU: l.opt.CPU, Rand: l.rng, Progress: l.opt.Progress,
-		WholeRounds: true,
+		WholeRounds: whole,
 	})
 	if out != nil {
 		l.taken += out.Taken
@@ -120,9 +116,14 @@ func (l *storeLab) measure(ctx context.Context, ts []target, n int) ([]map[int]f
 	}
 	// Runs are keyed by their round's position (1..n), the same for every
 	// target, so the keys pair runs of one round.
-	pos := make(map[int]int, len(out.Rounds))
+	pos := make(map[int]int, n)
 	for k, r := range out.Rounds {
 		pos[r] = k + 1
+	}
+	if !whole {
+		for r := 1; r <= n; r++ {
+			pos[r] = r
+		}
 	}
 	vals := make([]map[int]float64, len(ts))
 	failed := make([]map[int]string, len(ts))

@@ -99,7 +99,7 @@ func (s *simLab) padKind() layout.Kind {
 	return layout.Object
 }
 
-func (s *simLab) measure(_ context.Context, ts []target, n int) ([]map[int]float64, []map[int]string, error) {
+func (s *simLab) measure(_ context.Context, ts []target, n int, _ bool) ([]map[int]float64, []map[int]string, error) {
 	out := make([]map[int]float64, len(ts))
 	failed := make([]map[int]string, len(ts))
 	for i, t := range ts {

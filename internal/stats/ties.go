@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // tiesExactLimit is benchmath's (go-moremath's MannWhitneyTiesExactLimit)
@@ -12,8 +13,16 @@ import (
 // when there are ties.
 const tiesExactLimit = 25
 
-// tiedCDFs caches tiedCDF results, keyed by n1 and the tie pattern.
-var tiedCDFs sync.Map
+// tiedCDFs caches tiedCDF results, keyed by n1 and the tie pattern;
+// tiedCDFCount counts its entries and maxTiedCDFs bounds them (about 20 KB
+// an entry at 25 a side), so a long-lived process does not grow without
+// limit.
+var (
+	tiedCDFs     sync.Map
+	tiedCDFCount atomic.Int64
+)
+
+const maxTiedCDFs = 1024
 
 // tiedCDF returns cdf with cdf[k] = P(2*U1 <= k) under the null hypothesis,
 // where U1 is the Mann-Whitney statistic of a sample of n1 values among the
@@ -73,8 +82,14 @@ func tiedCDF(n1 int, T []int) []float64 {
 		acc += dp[n1][s]
 		cdf[s-off] = acc / total
 	}
-	tiedCDFs.Store(key, cdf)
-	return cdf
+	if tiedCDFCount.Load() >= maxTiedCDFs {
+		return cdf // computed, not kept: the cache is full
+	}
+	v, loaded := tiedCDFs.LoadOrStore(key, cdf)
+	if !loaded {
+		tiedCDFCount.Add(1)
+	}
+	return v.([]float64)
 }
 
 // choose returns the binomial coefficients C(t, 0..t).

@@ -41,6 +41,7 @@ type compareFlags struct {
 	alpha    float64
 	effect   float64
 	storeDir string
+	fdr      bool
 }
 
 func newCompareCmd(a *app) *cobra.Command {
@@ -69,6 +70,10 @@ With Go benchmark result files instead of a job (any arguments not ending
 in .yaml or .yml), compare reads them like benchstat and compares them
 unpaired, without running anything.
 
+With many metrics (a Go benchmark package), --fdr adjusts the p-values
+with the Benjamini-Hochberg procedure, so that about alpha of the reported
+changes, not alpha of all metrics, are false alarms.
+
 Exit status: 0 no significant regression of the job's metrics, 1 a significant
 regression of one of them (perfbot's own resource figures, time.*, are shown
 but do not count), 2 error.`,
@@ -93,6 +98,7 @@ but do not count), 2 error.`,
 	fl.Float64Var(&f.alpha, "alpha", compare.DefaultAlpha, "significance level of the statistical tests")
 	fl.Float64Var(&f.effect, "effect", 5, "smallest change in percent you care about: warn when the machine is too noisy to see it")
 	fl.StringVar(&f.storeDir, "store", "", "results store folder (default: .perfbot next to the job file)")
+	fl.BoolVar(&f.fdr, "fdr", false, "adjust p-values over the metrics (Benjamini-Hochberg false discovery rate): use with many metrics, e.g. a Go benchmark package")
 	return cmd
 }
 
@@ -341,7 +347,11 @@ func measureTable(ctx context.Context, a *app, f compareFlags, j *job.Job, revs 
 	if err := errors.Join(buildErrs...); err != nil {
 		return nil, err
 	}
-	return tableFromStore(ctx, a, s.store, j, out, f.alpha)
+	t, err := tableFromStore(ctx, a, s.store, j, out, f.alpha)
+	if err == nil && f.fdr {
+		t.AdjustFDR()
+	}
+	return t, err
 }
 
 // tableFromStore reads the stored samples of a measurement's rounds (see
@@ -472,6 +482,9 @@ func compareFiles(a *app, f compareFlags, paths []string) error {
 		files[c] = nil // the series hold the values now: let the parse go
 	}
 	t := compare.Build(cols, series, false, f.alpha)
+	if f.fdr {
+		t.AdjustFDR()
+	}
 	if err := report.Write(a.stdout, t, report.Options{All: f.all, Format: f.format}); err != nil {
 		return err
 	}

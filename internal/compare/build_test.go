@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"fmt"
 	"math"
 	"math/rand"
 	"strings"
@@ -174,4 +175,47 @@ func equal(a, b []float64) bool {
 		}
 	}
 	return true
+}
+
+// TestAdjustFDR: 1,000 unchanged metrics and 50 that are 20 % slower, 10
+// unpaired runs each. Without the adjustment about alpha of the unchanged
+// ones are called regressions; with it, false discoveries stay near or
+// below alpha of the discoveries, and the real changes are still found.
+func TestAdjustFDR(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	var series []Series
+	for i := 0; i < 1050; i++ {
+		shift := 1.0
+		if i < 50 {
+			shift = 1.2
+		}
+		series = append(series, Series{Metric: fmt.Sprintf("m%d", i), Better: metric.LowerIsBetter, KPI: true,
+			Samples: [][]store.Sample{noisy(rng, 10, 100, 0.03), noisy(rng, 10, 100*shift, 0.03)}})
+	}
+	count := func(tab *Table) (trueHits, falseHits int) {
+		for i, r := range tab.Rows {
+			if r.Cells[1].Delta.Regression {
+				if i < 50 {
+					trueHits++
+				} else {
+					falseHits++
+				}
+			}
+		}
+		return
+	}
+	tab := Build(cols(2), series, false, 0.05)
+	rawTrue, rawFalse := count(tab)
+	tab.AdjustFDR()
+	fdrTrue, fdrFalse := count(tab)
+	t.Logf("raw: %d true, %d false regressions; BH: %d true, %d false", rawTrue, rawFalse, fdrTrue, fdrFalse)
+	if rawFalse < 5 {
+		t.Errorf("raw tests gave only %d false alarms over 1,000 null metrics: the setup does not show the problem", rawFalse)
+	}
+	if fdrTrue < 45 {
+		t.Errorf("with BH only %d of 50 real changes found", fdrTrue)
+	}
+	if fdrFalse > 5 {
+		t.Errorf("with BH %d false discoveries among %d: more than the 5 %% rate allows", fdrFalse, fdrTrue+fdrFalse)
+	}
 }

@@ -286,3 +286,26 @@ func TestDemo(t *testing.T) {
 		t.Errorf("demo does not print the commands to try:\n%s", errOut)
 	}
 }
+
+// TestGC: gc removes the worktrees, and the next compare restores them
+// from the cache without building or running anything.
+func TestGC(t *testing.T) {
+	r := newGitRepo(t)
+	base := r.commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
+	next := r.commit("comment", map[string]string{"bench.c": benchC(1, "next")})
+	jobFile := writeJob(t, jobYAML(r.dir, 3, "./bench 100000"))
+	if code, _, errOut := perfbot(t, "compare", "--cpu", "none", jobFile, base, next); code == exitError {
+		t.Fatalf("compare: %s", errOut)
+	}
+	code, _, errOut := perfbot(t, "gc", jobFile)
+	if code != exitOK || !strings.Contains(errOut, "removed 2 worktrees") {
+		t.Fatalf("gc: exit %d, %s", code, errOut)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(filepath.Dir(jobFile), ".perfbot", "worktrees")); len(entries) != 0 {
+		t.Errorf("worktrees left: %d", len(entries))
+	}
+	code, _, errOut = perfbot(t, "compare", "--cpu", "none", jobFile, base, next)
+	if code == exitError || strings.Contains(errOut, "done in") || strings.Contains(errOut, "perfbot: run ") {
+		t.Errorf("compare after gc built or ran something (exit %d):\n%s", code, errOut)
+	}
+}

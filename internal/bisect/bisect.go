@@ -941,19 +941,19 @@ func (b *bisector) setEnds(good, bad Samples) {
 // make a good commit look bad likely shows on them too. "" when all is
 // well.
 func (b *bisector) canaryAlarm(old [2]Samples, before [2]int) string {
-	mg, mb := median(old[0].replicates()), median(old[1].replicates())
+	mg, mb := stats.Median(old[0].replicates()), stats.Median(old[1].replicates())
 	if !(mg > 0 && mb > 0) {
 		return ""
 	}
 	gap := math.Abs(math.Log(mb / mg))
 	for k := range 2 {
 		logs := logsOf(old[k].replicates())
-		med := median(logs)
+		med := stats.Median(logs)
 		dev := make([]float64, len(logs))
 		for i, x := range logs {
 			dev[i] = math.Abs(x - med)
 		}
-		limit := max(gap/4, 3*1.4826*median(dev))
+		limit := max(gap/4, 3*1.4826*stats.Median(dev))
 		for _, v := range b.ends[k].replicatesAfter(before[k]) {
 			if d := math.Log(v) - med; math.Abs(d) > limit {
 				return fmt.Sprintf("a run of the %s end taken among them is %+.1f%% off its usual figure", [2]string{"good", "bad"}[k], 100*math.Expm1(d))

@@ -58,19 +58,6 @@ func mean(xs []float64) float64 {
 	return s / float64(len(xs))
 }
 
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
 // Plan returns the order in which to take runs of several targets, as
 // target indices: counts[i] runs of target i, each target's runs spread
 // evenly over the whole batch (stratified at random: its j-th run falls in

@@ -225,22 +225,9 @@ func perRun(samples []store.Sample) []runValue {
 	sort.Ints(order)
 	out := make([]runValue, 0, len(order))
 	for _, r := range order {
-		out = append(out, runValue{r, median(byRun[r])})
+		out = append(out, runValue{r, stats.Median(byRun[r])})
 	}
 	return out
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 1 {
-		return xs[0]
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 func values(rs []runValue) []float64 {

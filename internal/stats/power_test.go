@@ -1,6 +1,9 @@
 package stats
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 func TestMinP(t *testing.T) {
 	for _, c := range []struct {
@@ -33,5 +36,18 @@ func TestBenjaminiHochberg(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+func TestMedian(t *testing.T) {
+	xs := []float64{3, 1, 2, 10}
+	if got := Median(xs); got != 2.5 || xs[0] != 3 {
+		t.Errorf("Median = %v (input now %v), want 2.5 and the input untouched", got, xs)
+	}
+	if got := Median([]float64{7}); got != 7 {
+		t.Errorf("Median of one = %v", got)
+	}
+	if !math.IsNaN(Median(nil)) {
+		t.Errorf("Median(nil) is not NaN")
 	}
 }

@@ -15,6 +15,7 @@ package stats
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"golang.org/x/perf/benchmath"
 	"gonum.org/v1/gonum/stat"
@@ -120,4 +121,15 @@ func checkAlpha(alpha float64) (float64, []error) {
 		return alpha, nil
 	}
 	return 0.05, []error{fmt.Errorf("alpha %v is not in (0, 1); using 0.05", alpha)}
+}
+
+// Median returns the median of xs (NaN when xs is empty); xs is not
+// modified.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return median(s)
 }

@@ -598,7 +598,7 @@ func (e *engine) runSweep(ctx context.Context, n int) error {
 		Title: fmt.Sprintf("both commits built under %d layouts that move code, data and stack (the plain build and %s..%s)", len(vs), vs[1].Name, vs[len(vs)-1].Name)}
 	for k, v := range vs {
 		bs[k], cs[k] = upTo(vals[2*k], r), upTo(vals[2*k+1], r)
-		row := LayoutRow{Variant: v.Name, Base: median(bs[k]), Changed: median(cs[k]), N: min(len(bs[k]), len(cs[k]))}
+		row := LayoutRow{Variant: v.Name, Base: stats.Median(bs[k]), Changed: stats.Median(cs[k]), N: min(len(bs[k]), len(cs[k]))}
 		if row.Variant == "" {
 			row.Variant = "(plain)"
 		}
@@ -765,7 +765,7 @@ func (e *engine) columns(ts []target, labels []string, vals []map[int]float64, f
 			commit = e.res.Changed
 		}
 		v := sortedValues(vals[i])
-		cols[i] = Column{Label: labels[i], Commit: commit.Hash, Variant: t.variant.Name, N: len(v), Failed: len(failed[i]), Median: median(v)}
+		cols[i] = Column{Label: labels[i], Commit: commit.Hash, Variant: t.variant.Name, N: len(v), Failed: len(failed[i]), Median: stats.Median(v)}
 		if i > 0 {
 			cols[i].Change = pctChange(cols[0].Median, cols[i].Median)
 		}
@@ -859,19 +859,6 @@ func samples(m map[int]float64) []store.Sample {
 		out = append(out, store.Sample{Run: r, Value: m[r]})
 	}
 	return out
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 func pctChange(base, x float64) float64 {

@@ -17,6 +17,7 @@ import (
 	"github.com/perfbot/perfbot/internal/layout"
 	"github.com/perfbot/perfbot/internal/measure"
 	"github.com/perfbot/perfbot/internal/metric"
+	"github.com/perfbot/perfbot/internal/stats"
 	"github.com/perfbot/perfbot/internal/store"
 )
 
@@ -182,7 +183,7 @@ func perRun(ss []store.Sample, pos map[int]int) map[int]float64 {
 	}
 	out := make(map[int]float64, len(by))
 	for r, vs := range by {
-		out[r] = median(vs)
+		out[r] = stats.Median(vs)
 	}
 	return out
 }

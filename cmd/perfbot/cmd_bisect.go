@@ -444,15 +444,11 @@ func bisectTable(ctx context.Context, st *store.Store, j *job.Job, res *bisect.R
 			}
 		}
 	}
-	var kpis, monitors []compare.Series
+	series := make([]compare.Series, 0, len(infos))
 	for _, m := range infos {
 		s := compare.Series{Metric: m.Name, Unit: m.Unit, Better: m.Better, KPI: !metric.IsBuiltin(m.Name),
 			Samples: [][]store.Sample{samples[0][m.Name], samples[1][m.Name]}}
-		if s.KPI {
-			kpis = append(kpis, s)
-		} else {
-			monitors = append(monitors, s)
-		}
+		series = append(series, s)
 	}
-	return compare.Build(cols, append(kpis, monitors...), true, compare.DefaultAlpha), nil
+	return compare.Build(cols, series, true, compare.DefaultAlpha), nil
 }

@@ -418,7 +418,7 @@ func tableFromStore(ctx context.Context, a *app, st *store.Store, j *job.Job, ou
 		}
 		return id*1_000_000 + run
 	}
-	var kpis, monitors []compare.Series
+	series := make([]compare.Series, 0, len(infos))
 	for _, m := range infos {
 		s := compare.Series{Metric: m.Name, Unit: m.Unit, Better: m.Better, KPI: !metric.IsBuiltin(m.Name),
 			Samples: make([][]store.Sample, len(commits))}
@@ -429,13 +429,9 @@ func tableFromStore(ctx context.Context, a *app, st *store.Store, j *job.Job, ou
 				}
 			}
 		}
-		if s.KPI {
-			kpis = append(kpis, s)
-		} else {
-			monitors = append(monitors, s)
-		}
+		series = append(series, s)
 	}
-	return compare.Build(cols, append(kpis, monitors...), true, alpha), nil
+	return compare.Build(cols, series, true, alpha), nil
 }
 
 // compareFiles compares Go benchmark result files, like benchstat.

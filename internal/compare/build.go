@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -28,7 +29,8 @@ type Series struct {
 	Samples [][]store.Sample
 }
 
-// Build makes the comparison table. When paired is true, column samples
+// Build makes the comparison table, one row per series, the job's own
+// metrics (KPI) before perfbot's monitors. When paired is true, column samples
 // with the same run number were taken in the same round, and the test is
 // the Wilcoxon signed-rank test on those pairs; otherwise Mann-Whitney U.
 // alpha <= 0 means DefaultAlpha.
@@ -36,6 +38,18 @@ func Build(cols []Column, series []Series, paired bool, alpha float64) *Table {
 	if alpha <= 0 {
 		alpha = DefaultAlpha
 	}
+	// lkp's order: the job's own metrics first, then the monitors, each in
+	// the order given.
+	series = slices.Clone(series)
+	slices.SortStableFunc(series, func(a, b Series) int {
+		switch {
+		case a.KPI == b.KPI:
+			return 0
+		case a.KPI:
+			return -1
+		}
+		return 1
+	})
 	t := &Table{Columns: cols, Paired: paired, Alpha: alpha, Rows: make([]Row, len(series))}
 	// Rows are independent: spread them over the CPUs. Each worker writes
 	// only its own rows, so the table is the same whatever the scheduling.

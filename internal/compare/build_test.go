@@ -219,3 +219,19 @@ func TestAdjustFDR(t *testing.T) {
 		t.Errorf("with BH %d false discoveries among %d: more than the 5 %% rate allows", fdrFalse, fdrTrue+fdrFalse)
 	}
 }
+
+// TestBuildKPIsFirst: the job's metrics come before the monitors, each
+// group in the order given (lkp's layout).
+func TestBuildKPIsFirst(t *testing.T) {
+	s := func(name string, kpi bool) Series {
+		return Series{Metric: name, KPI: kpi, Samples: [][]store.Sample{samples(1, 2, 3), samples(1, 2, 3)}}
+	}
+	tab := Build(cols(2), []Series{s("time.a", false), s("k1", true), s("time.b", false), s("k2", true)}, true, 0.05)
+	var got []string
+	for _, r := range tab.Rows {
+		got = append(got, r.Metric)
+	}
+	if want := []string{"k1", "k2", "time.a", "time.b"}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("row order %v, want %v", got, want)
+	}
+}

@@ -109,7 +109,7 @@ func Measure(ctx context.Context, j *job.Job, targets []Target, opt Options) (*O
 	}
 	rng := opt.Rand
 	if rng == nil {
-		rng = rand.New(rand.NewSource(seedOf(j.Key())))
+		rng = rand.New(rand.NewSource(SeedOf(j.Key())))
 	}
 	progress := opt.Progress
 	if progress == nil {
@@ -396,7 +396,9 @@ func lastLine(b []byte) string {
 	return "; stderr: " + l
 }
 
-func seedOf(s string) int64 {
+// SeedOf derives a run-order seed from a string (a job key, commits): the
+// same measurement gets the same order, different ones differ.
+func SeedOf(s string) int64 {
 	var h int64 = 1469598103934665603
 	for _, c := range []byte(s) {
 		h = (h ^ int64(c)) * 1099511628211

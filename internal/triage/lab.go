@@ -47,7 +47,7 @@ func newStoreLab(opt Options, preset knobs.Preset, base, changed gitrev.Commit) 
 	}
 	seed := opt.Seed
 	if seed == 0 {
-		seed = seedOf(opt.Job.Key() + base.Hash + changed.Hash)
+		seed = measure.SeedOf(opt.Job.Key() + base.Hash + changed.Hash)
 	}
 	l := &storeLab{opt: opt, preset: preset, base: base, changed: changed, rng: rand.New(rand.NewSource(seed)),
 		builds: map[string]bool{}, artifacts: map[string]*build.Result{}, restoreChecked: map[string]string{}}
@@ -375,12 +375,4 @@ func why(c *layout.Change) string {
 		parts = append(parts, c.Source)
 	}
 	return strings.Join(parts, "; ")
-}
-
-func seedOf(s string) int64 {
-	var h int64 = 1469598103934665603
-	for _, c := range []byte(s) {
-		h = (h ^ int64(c)) * 1099511628211
-	}
-	return h
 }

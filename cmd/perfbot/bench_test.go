@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/perfbot/perfbot/internal/compare"
+	"github.com/perfbot/perfbot/internal/gitrev"
 	metricpkg "github.com/perfbot/perfbot/internal/metric"
 	"github.com/perfbot/perfbot/internal/report"
 	"github.com/perfbot/perfbot/internal/store"
@@ -72,20 +73,12 @@ func BenchmarkCompareStored(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		samples, err := st.Samples(ctx, "bench", commits, "")
+		all := func(r int) (int, bool) { return r, true }
+		t, err := compare.FromStore(ctx, st, "bench", []compare.Source{
+			{Commit: gitrev.Commit{Hash: commits[0]}, Round: all}, {Commit: gitrev.Commit{Hash: commits[1]}, Round: all}}, 0.05)
 		if err != nil {
 			b.Fatal(err)
 		}
-		infos, err := st.Metrics(ctx, "bench")
-		if err != nil {
-			b.Fatal(err)
-		}
-		series := make([]compare.Series, len(infos))
-		for k, m := range infos {
-			series[k] = compare.Series{Metric: m.Name, Unit: m.Unit, Better: m.Better, KPI: true,
-				Samples: [][]store.Sample{samples[commits[0]][m.Name], samples[commits[1]][m.Name]}}
-		}
-		t := compare.Build([]compare.Column{{ID: commits[0]}, {ID: commits[1]}}, series, true, 0.05)
 		if err := report.Write(io.Discard, t, report.Options{}); err != nil {
 			b.Fatal(err)
 		}

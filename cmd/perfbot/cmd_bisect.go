@@ -343,7 +343,7 @@ func bisectJob(ctx context.Context, a *app, f bisectFlags, jobFile string) error
 	r := &report.BisectReport{Result: res, Job: j.Name, Repo: j.Repo, Params: j.Params, Mode: mode, ModeDetail: detail,
 		Command: bisectCommand(jobFile, good, path[len(path)-1], metricName, f)}
 	if res.Culprit != nil && res.Check != nil {
-		r.Table, err = bisectTable(ctx, s.store, j, res, variants)
+		r.Table, err = bisectTable(ctx, a, s.store, j, res, variants)
 		if err != nil {
 			return err
 		}
@@ -393,62 +393,23 @@ func bisectCommand(jobFile string, good, bad gitrev.Commit, metricName string, f
 }
 
 // bisectTable is the 0-day table of parent vs culprit over every metric,
-// from the check's fresh interleaved runs: run r of layout k of both is
-// labelled alike, so that the table pairs them.
-func bisectTable(ctx context.Context, st *store.Store, j *job.Job, res *bisect.Result, variants []job.Variant) (*compare.Table, error) {
-	commits := []gitrev.Commit{*res.Parent, *res.Culprit}
-	ranges := [][2]int{res.Check.ParentRuns, res.Check.CulpritRuns}
-	infos, err := st.Metrics(ctx, j.Key())
-	if err != nil {
-		return nil, err
+// from the check's fresh interleaved runs.
+func bisectTable(ctx context.Context, a *app, st *store.Store, j *job.Job, res *bisect.Result, variants []job.Variant) (*compare.Table, error) {
+	var ids []string
+	for _, v := range variants {
+		ids = append(ids, measure.VariantID(v))
 	}
-	cols := make([]compare.Column, 2)
-	for i, c := range commits {
-		cols[i] = compare.Column{ID: c.Hash, Subject: c.Subject}
-		if len(variants) == 1 {
-			cols[i].Variant = variants[0].Name
-		}
+	name := ""
+	if len(variants) == 1 {
+		name = variants[0].Name
 	}
-	samples := make([]map[string][]store.Sample, 2)
-	for i := range samples {
-		samples[i] = map[string][]store.Sample{}
+	srcs := []compare.Source{
+		{Commit: *res.Parent, Variant: name, Layouts: ids, Round: compare.Within(res.Check.ParentRuns[0], res.Check.ParentRuns[1])},
+		{Commit: *res.Culprit, Variant: name, Layouts: ids, Round: compare.Within(res.Check.CulpritRuns[0], res.Check.CulpritRuns[1])},
 	}
-	L := len(variants)
-	for k, v := range variants {
-		vid := measure.VariantID(v)
-		ss, err := st.Samples(ctx, j.Key(), []string{commits[0].Hash, commits[1].Hash}, vid)
-		if err != nil {
-			return nil, err
-		}
-		for i, c := range commits {
-			recs, err := st.RunsWithoutValues(ctx, j.Key(), c.Hash, vid)
-			if err != nil {
-				return nil, err
-			}
-			for _, rec := range recs {
-				if rec.Index >= ranges[i][0] && rec.Index <= ranges[i][1] {
-					cols[i].Runs++
-					if rec.Status != store.RunOK {
-						cols[i].Failed++
-					}
-				}
-			}
-			for name, xs := range ss[c.Hash] {
-				for _, x := range xs {
-					if x.Run < ranges[i][0] || x.Run > ranges[i][1] {
-						continue
-					}
-					round := x.Run - ranges[i][0]
-					samples[i][name] = append(samples[i][name], store.Sample{Run: round*L + k + 1, Value: x.Value})
-				}
-			}
-		}
+	t, err := compare.FromStore(ctx, st, j.Key(), srcs, compare.DefaultAlpha)
+	if t != nil {
+		_ = report.WriteFailures(a.stderr, t)
 	}
-	series := make([]compare.Series, 0, len(infos))
-	for _, m := range infos {
-		s := compare.Series{Metric: m.Name, Unit: m.Unit, Better: m.Better, KPI: !metric.IsBuiltin(m.Name),
-			Samples: [][]store.Sample{samples[0][m.Name], samples[1][m.Name]}}
-		series = append(series, s)
-	}
-	return compare.Build(cols, series, true, compare.DefaultAlpha), nil
+	return t, err
 }

@@ -338,100 +338,22 @@ func measureTable(ctx context.Context, a *app, f compareFlags, j *job.Job, revs 
 		}
 		return nil, err
 	}
-	var buildErrs []error
-	for _, t := range out.Targets {
-		if t.BuildErr != nil {
-			buildErrs = append(buildErrs, t.BuildErr)
-		}
-	}
-	if err := errors.Join(buildErrs...); err != nil {
+	if err := out.BuildErrors(); err != nil {
 		return nil, err
 	}
-	t, err := tableFromStore(ctx, a, s.store, j, out, f.alpha)
+	srcs := make([]compare.Source, len(out.Targets))
+	for i, t := range out.Targets {
+		srcs[i] = compare.Source{Commit: t.Target.Commit, Variant: v.Name, Layouts: []string{measure.VariantID(v)},
+			Round: compare.InRounds(out.Rounds)}
+	}
+	t, err := compare.FromStore(ctx, s.store, j.Key(), srcs, f.alpha)
+	if t != nil {
+		_ = report.WriteFailures(a.stderr, t)
+	}
 	if err == nil && f.fdr {
 		t.AdjustFDR()
 	}
 	return t, err
-}
-
-// tableFromStore reads the stored samples of a measurement's rounds (see
-// measure.Options.WholeRounds) into a comparison table.
-func tableFromStore(ctx context.Context, a *app, st *store.Store, j *job.Job, out *measure.Outcome, alpha float64) (*compare.Table, error) {
-	inRounds := map[int]bool{}
-	for _, r := range out.Rounds {
-		inRounds[r] = true
-	}
-	cols := make([]compare.Column, len(out.Targets))
-	commits := make([]string, len(out.Targets))
-	for i, t := range out.Targets {
-		cols[i] = compare.Column{ID: t.Target.Commit.Hash, Subject: t.Target.Commit.Subject, Variant: t.Target.Variant.Name}
-		commits[i] = t.Target.Commit.Hash
-		reasons := map[string]int{}
-		for _, r := range t.Runs {
-			if !inRounds[r.Index] {
-				continue
-			}
-			cols[i].Runs++
-			if r.Status != store.RunOK {
-				cols[i].Failed++
-				reasons[r.Status+": "+r.Reason]++
-			}
-		}
-		for reason, n := range reasons {
-			fmt.Fprintf(a.stderr, "perfbot: %s: %d of %d runs failed: %s (logs under %s)\n",
-				t.Target, n, cols[i].Runs, reason, filepath.Dir(st.RunDir(store.RunKey{Job: j.Key(), Commit: t.Target.Commit.Hash, Variant: measure.VariantID(t.Target.Variant), Index: 1})))
-		}
-	}
-	var none []string
-	for i, c := range cols {
-		if c.Runs-c.Failed == 0 {
-			none = append(none, out.Targets[i].Target.String())
-		}
-	}
-	if len(none) > 0 {
-		return nil, fmt.Errorf("no run succeeded for %s: nothing to compare (see the failures above)", strings.Join(none, ", "))
-	}
-	variant := measure.VariantID(out.Targets[0].Target.Variant)
-	samples, err := st.Samples(ctx, j.Key(), commits, variant)
-	if err != nil {
-		return nil, err
-	}
-	infos, err := st.Metrics(ctx, j.Key())
-	if err != nil {
-		return nil, err
-	}
-	// Runs of two commits are interleaved pairs only when one session took
-	// both: number each (session, run) so that compare pairs only those.
-	sessions := make([]map[int]string, len(out.Targets))
-	for i, t := range out.Targets {
-		sessions[i] = map[int]string{}
-		for _, r := range t.Runs {
-			sessions[i][r.Index] = r.Session
-		}
-	}
-	sessionIDs := map[string]int{}
-	pairKey := func(session string, run int) int {
-		id, ok := sessionIDs[session]
-		if !ok {
-			id = len(sessionIDs)
-			sessionIDs[session] = id
-		}
-		return id*1_000_000 + run
-	}
-	series := make([]compare.Series, 0, len(infos))
-	for _, m := range infos {
-		s := compare.Series{Metric: m.Name, Unit: m.Unit, Better: m.Better, KPI: !metric.IsBuiltin(m.Name),
-			Samples: make([][]store.Sample, len(commits))}
-		for c, h := range commits {
-			for _, x := range samples[h][m.Name] {
-				if inRounds[x.Run] {
-					s.Samples[c] = append(s.Samples[c], store.Sample{Run: pairKey(sessions[c][x.Run], x.Run), Value: x.Value})
-				}
-			}
-		}
-		series = append(series, s)
-	}
-	return compare.Build(cols, series, true, alpha), nil
 }
 
 // compareFiles compares Go benchmark result files, like benchstat.
@@ -466,11 +388,11 @@ func compareFiles(a *app, f compareFlags, paths []string) error {
 				i = len(series)
 				index[key] = i
 				series = append(series, compare.Series{Metric: m.Name, Unit: m.Unit, Better: m.Better, KPI: true,
-					Samples: make([][]store.Sample, len(paths))})
+					Samples: make([][]compare.Sample, len(paths))})
 			}
-			ss := make([]store.Sample, len(m.Values))
+			ss := make([]compare.Sample, len(m.Values))
 			for k, v := range m.Values {
-				ss[k] = store.Sample{Run: k + 1, Value: v}
+				ss[k] = compare.Sample{Pair: compare.Pair{Round: k + 1}, Value: v}
 			}
 			series[i].Samples[c] = ss
 			cols[c].Runs = max(cols[c].Runs, len(m.Values))

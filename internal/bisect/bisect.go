@@ -23,7 +23,7 @@
 //     commit that fails to build, or whose runs all fail, is skipped like
 //     "git bisect skip".
 //  3. Canaries. Every look at a candidate takes one fresh run of an end
-//     in the middle of the candidate's runs ([Plan] spreads each target's
+//     in the middle of the candidate's runs ([measure.Spread] spreads each target's
 //     runs over a batch). When it is far off its end's usual figure, the
 //     machine was in a burst of load, which could have made a good commit
 //     look bad: a verdict for the worse side is then not trusted and more

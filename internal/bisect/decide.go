@@ -3,7 +3,6 @@ package bisect
 import (
 	"fmt"
 	"math"
-	"math/rand"
 	"slices"
 
 	"github.com/perfbot/perfbot/internal/metric"
@@ -56,40 +55,6 @@ func mean(xs []float64) float64 {
 		s += x
 	}
 	return s / float64(len(xs))
-}
-
-// Plan returns the order in which to take runs of several targets, as
-// target indices: counts[i] runs of target i, each target's runs spread
-// evenly over the whole batch (stratified at random: its j-th run falls in
-// the j-th of counts[i] equal parts of the batch). Targets with the same
-// count take their j-th runs side by side, as rounds; a target with one
-// run lands in the middle of the others'. Slow drift and bursts of load
-// thus hit every target alike.
-func Plan(counts []int, rng *rand.Rand) []int {
-	type slot struct {
-		target int
-		key    float64
-	}
-	var slots []slot
-	for i, k := range counts {
-		for j := range k {
-			slots = append(slots, slot{i, (float64(j) + 0.25 + 0.5*rng.Float64()) / float64(k)})
-		}
-	}
-	slices.SortStableFunc(slots, func(a, b slot) int {
-		switch {
-		case a.key < b.key:
-			return -1
-		case a.key > b.key:
-			return 1
-		}
-		return 0
-	})
-	out := make([]int, len(slots))
-	for i, s := range slots {
-		out[i] = s.target
-	}
-	return out
 }
 
 // bestQuartile returns the quartile of xs on the better side: the 25th

@@ -81,7 +81,7 @@ func forced(t testing.TB, d *demoSetup) []job.Variant {
 
 // TestStoreMeasurer: builds and runs are real, stored, and never taken
 // twice; a broken commit reports its build error; runs are interleaved as
-// Plan orders them; Prefetch builds in the background.
+// measure.Spread orders them; Prefetch builds in the background.
 func TestStoreMeasurer(t *testing.T) {
 	d := newDemoSetup(t, 8, 2)
 	ctx := context.Background()

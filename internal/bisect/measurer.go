@@ -4,18 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math/rand"
-	"os"
-	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/perfbot/perfbot/internal/build"
+	"github.com/perfbot/perfbot/internal/compare"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/measure"
@@ -24,10 +21,10 @@ import (
 	"github.com/perfbot/perfbot/internal/store"
 )
 
-// StoreMeasurer is the real [Measurer]: it builds each commit under each
-// of Variants (cached by package build), takes the missing runs with
-// [measure.RunOnce], interleaved as [Plan] orders them and pinned to CPU,
-// and commits every run to Store as it finishes. It implements
+// StoreMeasurer is the real [Measurer], a thin adapter of package measure:
+// it builds each commit under each of Variants (cached by package build),
+// takes the missing runs interleaved as [measure.Spread] orders them and
+// pinned to CPU, and commits every run to Store as it finishes. It implements
 // [Prefetcher] by building in a goroutine whose builds are confined to
 // the CPUs other than CPU.
 type StoreMeasurer struct {
@@ -59,17 +56,9 @@ func (m *StoreMeasurer) init() {
 			m.Variants = []job.Variant{{}}
 		}
 		if m.Rand == nil {
-			m.Rand = rand.New(rand.NewSource(runSeed(m.Job)))
+			m.Rand = rand.New(rand.NewSource(measure.SeedOf("bisect", m.Job.Key())))
 		}
 	})
-}
-
-// runSeed is the default seed of a job's run order: the FNV-1a hash of
-// its key, so that jobs get different orders and a job always the same.
-func runSeed(j *job.Job) int64 {
-	h := fnv.New64a()
-	h.Write([]byte("bisect\x00" + j.Key()))
-	return int64(h.Sum64())
 }
 
 // Layouts returns the number of variants.
@@ -187,93 +176,36 @@ func (m *StoreMeasurer) IsMerge(ctx context.Context, c gitrev.Commit) (bool, err
 }
 
 // Measure builds the requested commits under every variant and takes the
-// missing runs, interleaved.
+// missing runs through the one measuring path (package measure): every
+// target's runs spread over one session ([measure.Spread]).
 func (m *StoreMeasurer) Measure(ctx context.Context, reqs []Request) (*Batch, error) {
 	m.init()
 	batch := &Batch{}
-	jk := m.Job.Key()
-	type slotTarget struct {
-		target
-		res     *build.Result
-		req     int
-		missing []int // run numbers to take
-	}
-	var ts []*slotTarget
-	buildErr := make([]error, len(reqs))
-	n := len(reqs) * len(m.Variants)
-	for i, r := range reqs {
+	var targets []measure.Target
+	for _, r := range reqs {
 		for _, v := range m.Variants {
-			t := &slotTarget{target: target{r.Commit, v}, req: i}
-			ts = append(ts, t)
-			if buildErr[i] != nil {
-				continue // one failed layout skips the commit
-			}
-			if m.Progress != nil {
-				m.Progress.Building(len(ts)-1, n, t.mt())
-			}
-			res, err := m.build(ctx, t.target)
-			if m.Progress != nil {
-				m.Progress.Built(len(ts)-1, n, t.mt(), res, err)
-			}
-			if err != nil {
-				if !errors.Is(err, build.ErrFailed) {
-					return m.finish(batch), err
-				}
-				buildErr[i] = err
-				continue
-			}
-			t.res = res
-			recs, err := m.Store.RunsWithoutValues(ctx, jk, r.Commit.Hash, measure.VariantID(v))
-			if err != nil {
-				return m.finish(batch), err
-			}
-			have := map[int]bool{}
-			for _, rec := range recs {
-				have[rec.Index] = true
-			}
-			for idx := 1; idx <= r.Runs; idx++ {
-				if !have[idx] {
-					t.missing = append(t.missing, idx)
-				}
-			}
+			targets = append(targets, measure.Target{Commit: r.Commit, Variant: v, Runs: r.Runs})
 		}
 	}
-
-	// Interleaved: every target's runs spread evenly over the batch.
-	var active []*slotTarget
-	var counts []int
-	for _, t := range ts {
-		if buildErr[t.req] == nil && len(t.missing) > 0 {
-			active = append(active, t)
-			counts = append(counts, len(t.missing))
-		}
+	out, err := measure.Measure(ctx, m.Job, targets, measure.Options{
+		Store: m.Store, Builder: &layoutBuilder{m: m, failed: map[string]error{}}, CPU: m.CPU,
+		Order: measure.Spread, Rand: m.Rand, Progress: m.Progress, Wait: m.wait,
+	})
+	if out != nil {
+		batch.Taken = out.Taken
 	}
-	var plan []*slotTarget
-	var idx []int
-	next := make([]int, len(active))
-	for _, i := range Plan(counts, m.Rand) {
-		plan = append(plan, active[i])
-		idx = append(idx, active[i].missing[next[i]])
-		next[i]++
+	if err != nil {
+		return m.finish(batch), err
 	}
-	if m.Job.Warmup > 0 && len(plan) > 0 {
-		if err := m.warmup(ctx, plan[0].target, plan[0].res); err != nil {
-			return m.finish(batch), err
-		}
-	}
-	for k, t := range plan {
-		key := store.RunKey{Job: jk, Commit: t.commit.Hash, Variant: measure.VariantID(t.variant), Index: idx[k]}
-		rec, err := measure.RunOnce(ctx, m.Job, key, t.variant, t.res.Worktree, m.CPU, m.Store)
-		if err != nil {
-			return m.finish(batch), err
-		}
-		batch.Taken++
-		if m.Progress != nil {
-			m.Progress.Ran(k+1, len(plan), t.mt(), rec)
+	buildErr := make([]error, len(reqs))
+	for k, t := range out.Targets {
+		if i := k / len(m.Variants); buildErr[i] == nil {
+			buildErr[i] = t.BuildErr
 		}
 	}
 
 	// What is stored now.
+	jk := m.Job.Key()
 	infos, err := m.Store.Metrics(ctx, jk)
 	if err != nil {
 		return m.finish(batch), err
@@ -311,6 +243,32 @@ func (m *StoreMeasurer) Measure(ctx context.Context, reqs []Request) (*Batch, er
 	return m.finish(batch), nil
 }
 
+// wait tells the log that another perfbot holds the machine.
+func (m *StoreMeasurer) wait(holder string) {
+	if m.Log != nil {
+		m.Log("waiting for " + holder + " to finish measuring on this machine")
+	}
+}
+
+// layoutBuilder builds for one Measure call: it waits for background
+// builds, and once one layout of a commit fails to build it skips the
+// commit's other layouts (bisect skips the commit anyway).
+type layoutBuilder struct {
+	m      *StoreMeasurer
+	failed map[string]error // by commit hash
+}
+
+func (b *layoutBuilder) Build(ctx context.Context, _ *job.Job, c gitrev.Commit, v job.Variant) (*build.Result, error) {
+	if err := b.failed[c.Hash]; err != nil {
+		return nil, err
+	}
+	res, err := b.m.build(ctx, target{c, v})
+	if errors.Is(err, build.ErrFailed) {
+		b.failed[c.Hash] = err
+	}
+	return res, err
+}
+
 // ErrNoMetric is returned when the job's runs do not produce the bisected
 // metric.
 var ErrNoMetric = errors.New("no such metric")
@@ -322,23 +280,23 @@ func (m *StoreMeasurer) finish(b *Batch) *Batch {
 	return b
 }
 
-// stored returns the runs of commit under v, with the metric's value (the
-// median of the run's values) for the OK ones, and the number of runs
-// whose status is OK (with or without the metric).
+// stored returns the runs of commit under v, with the metric's figure
+// (the median of the run's values, [compare.PerRun]) for the OK ones, and
+// the number of runs whose status is OK (with or without the metric).
 func (m *StoreMeasurer) stored(ctx context.Context, commit string, v job.Variant, known bool) ([]Value, int, error) {
 	jk, vid := m.Job.Key(), measure.VariantID(v)
 	recs, err := m.Store.RunsWithoutValues(ctx, jk, commit, vid)
 	if err != nil {
 		return nil, 0, err
 	}
-	byRun := map[int][]float64{}
+	byRun := map[int]float64{}
 	if known {
 		ss, err := m.Store.Samples(ctx, jk, []string{commit}, vid)
 		if err != nil {
 			return nil, 0, err
 		}
-		for _, s := range ss[commit][m.Metric] {
-			byRun[s.Run] = append(byRun[s.Run], s.Value)
+		for _, rv := range compare.PerRun(compare.RunsOf(ss[commit][m.Metric])) {
+			byRun[rv.Pair.Round] = rv.Value
 		}
 	}
 	out := make([]Value, 0, len(recs))
@@ -348,47 +306,21 @@ func (m *StoreMeasurer) stored(ctx context.Context, commit string, v job.Variant
 		if r.Status == store.RunOK {
 			statusOK++
 		}
-		switch xs := byRun[r.Index]; {
+		x, has := byRun[r.Index]
+		switch {
 		case r.Status != store.RunOK:
 			val.Reason = r.Status
 			if r.Reason != "" {
 				val.Reason += ": " + r.Reason
 			}
-		case len(xs) == 0:
+		case !has:
 			val.Reason = fmt.Sprintf("no value of %s", m.Metric)
 		default:
-			sort.Float64s(xs)
-			val.OK, val.Value = true, xs[len(xs)/2]
-			if len(xs)%2 == 0 {
-				val.Value = (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
-			}
+			val.OK, val.Value = true, x
 		}
 		out = append(out, val)
 	}
 	return out, statusOK, nil
-}
-
-// warmup runs the benchmark Job.Warmup times without storing anything.
-func (m *StoreMeasurer) warmup(ctx context.Context, t target, res *build.Result) error {
-	dir := filepath.Join(m.Store.Dir(), "warmup", "bisect")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	for range m.Job.Warmup {
-		_, err := runner.Exec(ctx, runner.Spec{
-			Command:    m.Job.Run.Command,
-			Dir:        res.Worktree,
-			Env:        build.Env(m.Job, t.commit.Hash, t.variant, m.Job.Run.Env),
-			Timeout:    m.Job.Run.Timeout,
-			CPU:        m.CPU,
-			StdoutPath: filepath.Join(dir, "stdout"),
-			StderrPath: filepath.Join(dir, "stderr"),
-		})
-		if err != nil {
-			return fmt.Errorf("warm-up run of %s: %w", t.mt(), err)
-		}
-	}
-	return nil
 }
 
 // MetricOf resolves a metric name against job j: the name runs store it

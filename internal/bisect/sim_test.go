@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/perfbot/perfbot/internal/gitrev"
+	"github.com/perfbot/perfbot/internal/measure"
 	"github.com/perfbot/perfbot/internal/metric"
 )
 
@@ -165,7 +166,7 @@ func (m *simMeasurer) Measure(ctx context.Context, reqs []Request) (*Batch, erro
 	for _, n := range needs {
 		counts = append(counts, n.missing)
 	}
-	for _, i := range Plan(counts, m.rng) {
+	for _, i := range measure.Spread(counts, m.rng) {
 		n := needs[i]
 		if m.killAfter > 0 && m.taken >= m.killAfter {
 			return b, errKilled

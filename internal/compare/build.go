@@ -5,13 +5,11 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
 	"github.com/perfbot/perfbot/internal/metric"
 	"github.com/perfbot/perfbot/internal/stats"
-	"github.com/perfbot/perfbot/internal/store"
 )
 
 // DefaultAlpha is the significance level of the statistical tests.
@@ -23,15 +21,16 @@ type Series struct {
 	Unit   string
 	Better metric.Better
 	KPI    bool
-	// Samples[c] are column c's samples. Several samples with the same Run
-	// (a benchmark that prints a metric more than once per process) are
-	// reduced to their median: the run is the unit of measurement.
-	Samples [][]store.Sample
+	// Samples[c] are column c's samples, a run's samples adjacent. Several
+	// samples of one run (a benchmark that prints a metric more than once
+	// per process) are reduced to their median ([PerRun]): the run is the
+	// unit of measurement.
+	Samples [][]Sample
 }
 
 // Build makes the comparison table, one row per series, the job's own
 // metrics (KPI) before perfbot's monitors. When paired is true, column samples
-// with the same run number were taken in the same round, and the test is
+// with the same [Pair] were taken in the same round, and the test is
 // the Wilcoxon signed-rank test on those pairs; otherwise Mann-Whitney U.
 // alpha <= 0 means DefaultAlpha.
 func Build(cols []Column, series []Series, paired bool, alpha float64) *Table {
@@ -80,10 +79,10 @@ func buildRow(cols []Column, s Series, paired bool, alpha float64) Row {
 		Points: strings.HasSuffix(s.Metric, "%"),
 		Cells:  make([]Cell, len(cols)),
 	}
-	runs := make([][]runValue, len(cols))
+	runs := make([][]RunValue, len(cols))
 	for c := range cols {
 		if c < len(s.Samples) {
-			runs[c] = perRun(s.Samples[c])
+			runs[c] = PerRun(s.Samples[c])
 		}
 		row.Cells[c].Samples = values(runs[c])
 		row.Cells[c].Summary = stats.Summarize(row.Cells[c].Samples)
@@ -188,7 +187,7 @@ func (t *Table) AdjustFDR() {
 // runs are pairs (runs taken in another session have other run numbers, see
 // Series) and there are enough pairs for the test to reach alpha at all;
 // otherwise Mann-Whitney U on all runs, with a warning that says why.
-func compareCells(baseRuns, curRuns []runValue, base, cur []float64, paired bool, alpha float64) stats.Comparison {
+func compareCells(baseRuns, curRuns []RunValue, base, cur []float64, paired bool, alpha float64) stats.Comparison {
 	if !paired {
 		return stats.CompareUnpaired(base, cur, alpha)
 	}
@@ -206,63 +205,4 @@ func compareCells(baseRuns, curRuns []runValue, base, cur []float64, paired bool
 	c := stats.CompareUnpaired(base, cur, alpha)
 	c.Warnings = append([]error{why}, c.Warnings...)
 	return c
-}
-
-type runValue struct {
-	run int
-	v   float64
-}
-
-// perRun reduces samples to one value per run (the median of that run's
-// values), in run order.
-func perRun(samples []store.Sample) []runValue {
-	// The common case, one value per run in run order, needs no grouping.
-	simple := true
-	for i := 1; i < len(samples) && simple; i++ {
-		simple = samples[i].Run > samples[i-1].Run
-	}
-	if simple {
-		out := make([]runValue, len(samples))
-		for i, s := range samples {
-			out[i] = runValue{s.Run, s.Value}
-		}
-		return out
-	}
-	byRun := map[int][]float64{}
-	var order []int
-	for _, s := range samples {
-		if _, ok := byRun[s.Run]; !ok {
-			order = append(order, s.Run)
-		}
-		byRun[s.Run] = append(byRun[s.Run], s.Value)
-	}
-	sort.Ints(order)
-	out := make([]runValue, 0, len(order))
-	for _, r := range order {
-		out = append(out, runValue{r, stats.Median(byRun[r])})
-	}
-	return out
-}
-
-func values(rs []runValue) []float64 {
-	out := make([]float64, len(rs))
-	for i, r := range rs {
-		out[i] = r.v
-	}
-	return out
-}
-
-// pairs returns the values of runs present on both sides, matched by run number.
-func pairs(a, b []runValue) (x, y []float64) {
-	bi := make(map[int]float64, len(b))
-	for _, r := range b {
-		bi[r.run] = r.v
-	}
-	for _, r := range a {
-		if v, ok := bi[r.run]; ok {
-			x = append(x, r.v)
-			y = append(y, v)
-		}
-	}
-	return x, y
 }

@@ -8,19 +8,18 @@ import (
 	"testing"
 
 	"github.com/perfbot/perfbot/internal/metric"
-	"github.com/perfbot/perfbot/internal/store"
 )
 
-func samples(vals ...float64) []store.Sample {
-	out := make([]store.Sample, len(vals))
+func samples(vals ...float64) []Sample {
+	out := make([]Sample, len(vals))
 	for i, v := range vals {
-		out[i] = store.Sample{Run: i + 1, Value: v}
+		out[i] = Sample{Pair: Pair{Round: i + 1}, Value: v}
 	}
 	return out
 }
 
 // noisy returns n samples around mean with relative noise cv.
-func noisy(rng *rand.Rand, n int, mean, cv float64) []store.Sample {
+func noisy(rng *rand.Rand, n int, mean, cv float64) []Sample {
 	vals := make([]float64, n)
 	for i := range vals {
 		vals[i] = mean * math.Exp(rng.NormFloat64()*cv)
@@ -46,8 +45,8 @@ func TestBuildDirections(t *testing.T) {
 	same := noisy(rng, 10, 100, 0.01)
 	for _, paired := range []bool{true, false} {
 		tab := Build(cols(3), []Series{
-			{Metric: "ms", Better: metric.LowerIsBetter, KPI: true, Samples: [][]store.Sample{base, slower, same}},
-			{Metric: "ops", Better: metric.HigherIsBetter, KPI: true, Samples: [][]store.Sample{base, slower, same}},
+			{Metric: "ms", Better: metric.LowerIsBetter, KPI: true, Samples: [][]Sample{base, slower, same}},
+			{Metric: "ops", Better: metric.HigherIsBetter, KPI: true, Samples: [][]Sample{base, slower, same}},
 		}, paired, 0.01)
 		ms, ops := tab.Rows[0], tab.Rows[1]
 		if d := ms.Cells[1].Delta; !d.Regression || d.Improvement || !d.LKPChanged || math.Abs(d.Change-30) > 3 {
@@ -81,9 +80,9 @@ func TestBuildDirections(t *testing.T) {
 // one sample (their median) and that pairs are matched by run number, with
 // runs missing on one side left out of the paired test.
 func TestBuildPerRunAndPairs(t *testing.T) {
-	a := []store.Sample{{Run: 1, Value: 10}, {Run: 1, Value: 30}, {Run: 1, Value: 20}, {Run: 2, Value: 11}, {Run: 3, Value: 12}, {Run: 4, Value: 13}, {Run: 5, Value: 14}, {Run: 6, Value: 15}}
-	b := []store.Sample{{Run: 2, Value: 22}, {Run: 3, Value: 24}, {Run: 4, Value: 26}, {Run: 5, Value: 28}, {Run: 6, Value: 30}, {Run: 7, Value: 99}}
-	tab := Build(cols(2), []Series{{Metric: "x", KPI: true, Samples: [][]store.Sample{a, b}}}, true, 0.1)
+	a := []Sample{{Pair: Pair{Round: 1}, Value: 10}, {Pair: Pair{Round: 1}, Value: 30}, {Pair: Pair{Round: 1}, Value: 20}, {Pair: Pair{Round: 2}, Value: 11}, {Pair: Pair{Round: 3}, Value: 12}, {Pair: Pair{Round: 4}, Value: 13}, {Pair: Pair{Round: 5}, Value: 14}, {Pair: Pair{Round: 6}, Value: 15}}
+	b := []Sample{{Pair: Pair{Round: 2}, Value: 22}, {Pair: Pair{Round: 3}, Value: 24}, {Pair: Pair{Round: 4}, Value: 26}, {Pair: Pair{Round: 5}, Value: 28}, {Pair: Pair{Round: 6}, Value: 30}, {Pair: Pair{Round: 7}, Value: 99}}
+	tab := Build(cols(2), []Series{{Metric: "x", KPI: true, Samples: [][]Sample{a, b}}}, true, 0.1)
 	c0, c1 := tab.Rows[0].Cells[0], tab.Rows[0].Cells[1]
 	if want := []float64{20, 11, 12, 13, 14, 15}; !equal(c0.Samples, want) {
 		t.Errorf("base samples %v, want %v (run 1 reduced to its median)", c0.Samples, want)
@@ -102,30 +101,30 @@ func TestBuildUnpairedFallbacks(t *testing.T) {
 	base := noisy(rng, 10, 100, 0.01)
 	other := noisy(rng, 10, 150, 0.01)
 	for i := range other {
-		other[i].Run += 1000 // another session: no run number in common
+		other[i].Pair.Round += 1000 // another session: no run number in common
 	}
 	five := noisy(rng, 5, 150, 0.01)
 	for _, tc := range []struct {
 		name string
-		cur  []store.Sample
+		cur  []Sample
 		warn string
 	}{
 		{"other session", other, "interleaved pairs"},
 		{"five pairs", five, "cannot reach"},
 	} {
-		tab := Build(cols(2), []Series{{Metric: "ms", KPI: true, Better: metric.LowerIsBetter, Samples: [][]store.Sample{base, tc.cur}}}, true, 0.05)
+		tab := Build(cols(2), []Series{{Metric: "ms", KPI: true, Better: metric.LowerIsBetter, Samples: [][]Sample{base, tc.cur}}}, true, 0.05)
 		d := tab.Rows[0].Cells[1].Delta
 		if d.Stat.Test != "mann-whitney" || !d.Regression || len(d.Stat.Warnings) == 0 || !strings.Contains(d.Stat.Warnings[0].Error(), tc.warn) {
 			t.Errorf("%s: test %q regression=%v warnings %v; want a Mann-Whitney regression warning %q (%+v)", tc.name, d.Stat.Test, d.Regression, d.Stat.Warnings, tc.warn, d.Stat)
 		}
 	}
 	// Three runs a side: no test can reach 0.05; the lkp rule decides.
-	tab := Build(cols(2), []Series{{Metric: "ms", KPI: true, Better: metric.LowerIsBetter, Samples: [][]store.Sample{samples(10, 10.1, 10.2), samples(20, 20.1, 20.3)}}}, true, 0.05)
+	tab := Build(cols(2), []Series{{Metric: "ms", KPI: true, Better: metric.LowerIsBetter, Samples: [][]Sample{samples(10, 10.1, 10.2), samples(20, 20.1, 20.3)}}}, true, 0.05)
 	d := tab.Rows[0].Cells[1].Delta
 	if !d.Regression || !d.LKPChanged || d.Stat.Significant {
 		t.Errorf("3 runs, 2x slower: regression=%v lkp=%v significant=%v; want a regression by the lkp rule", d.Regression, d.LKPChanged, d.Stat.Significant)
 	}
-	if tab2 := Build(cols(2), []Series{{Metric: "ms", KPI: true, Better: metric.LowerIsBetter, Samples: [][]store.Sample{samples(10, 10.1, 10.2), samples(10.1, 10, 10.2)}}}, true, 0.05); tab2.Rows[0].Cells[1].Delta.Regression {
+	if tab2 := Build(cols(2), []Series{{Metric: "ms", KPI: true, Better: metric.LowerIsBetter, Samples: [][]Sample{samples(10, 10.1, 10.2), samples(10.1, 10, 10.2)}}}, true, 0.05); tab2.Rows[0].Cells[1].Delta.Regression {
 		t.Errorf("3 runs, unchanged: a regression")
 	}
 }
@@ -133,7 +132,7 @@ func TestBuildUnpairedFallbacks(t *testing.T) {
 // TestBuildPoints checks lkp's rule for stats ending in %: the change is the
 // difference in points.
 func TestBuildPoints(t *testing.T) {
-	tab := Build(cols(2), []Series{{Metric: "miss-rate%", Samples: [][]store.Sample{samples(1, 1, 1), samples(3, 3, 3)}}}, false, 0.05)
+	tab := Build(cols(2), []Series{{Metric: "miss-rate%", Samples: [][]Sample{samples(1, 1, 1), samples(3, 3, 3)}}}, false, 0.05)
 	row := tab.Rows[0]
 	if !row.Points || row.Cells[1].Delta.Change != 2 {
 		t.Errorf("points row: Points=%v change=%v, want true and 2", row.Points, row.Cells[1].Delta.Change)
@@ -142,7 +141,7 @@ func TestBuildPoints(t *testing.T) {
 
 // TestBuildEmptyColumn: a column without samples has no delta and no panic.
 func TestBuildEmptyColumn(t *testing.T) {
-	tab := Build(cols(2), []Series{{Metric: "x", Samples: [][]store.Sample{samples(1, 2, 3), nil}}}, true, 0)
+	tab := Build(cols(2), []Series{{Metric: "x", Samples: [][]Sample{samples(1, 2, 3), nil}}}, true, 0)
 	if tab.Rows[0].Cells[1].Delta != nil || tab.Alpha != DefaultAlpha {
 		t.Errorf("empty column: delta %+v alpha %v", tab.Rows[0].Cells[1].Delta, tab.Alpha)
 	}
@@ -155,7 +154,7 @@ func TestBuildManyRowsDeterministic(t *testing.T) {
 	var series []Series
 	for i := 0; i < 500; i++ {
 		series = append(series, Series{Metric: string(rune('A'+i%26)) + string(rune('0'+i%10)), KPI: true,
-			Samples: [][]store.Sample{noisy(rng, 6, float64(i+1), 0.02), noisy(rng, 6, float64(i+1), 0.02)}})
+			Samples: [][]Sample{noisy(rng, 6, float64(i+1), 0.02), noisy(rng, 6, float64(i+1), 0.02)}})
 	}
 	tab := Build(cols(2), series, false, 0.05)
 	for i, r := range tab.Rows {
@@ -190,7 +189,7 @@ func TestAdjustFDR(t *testing.T) {
 			shift = 1.2
 		}
 		series = append(series, Series{Metric: fmt.Sprintf("m%d", i), Better: metric.LowerIsBetter, KPI: true,
-			Samples: [][]store.Sample{noisy(rng, 10, 100, 0.03), noisy(rng, 10, 100*shift, 0.03)}})
+			Samples: [][]Sample{noisy(rng, 10, 100, 0.03), noisy(rng, 10, 100*shift, 0.03)}})
 	}
 	count := func(tab *Table) (trueHits, falseHits int) {
 		for i, r := range tab.Rows {
@@ -224,7 +223,7 @@ func TestAdjustFDR(t *testing.T) {
 // group in the order given (lkp's layout).
 func TestBuildKPIsFirst(t *testing.T) {
 	s := func(name string, kpi bool) Series {
-		return Series{Metric: name, KPI: kpi, Samples: [][]store.Sample{samples(1, 2, 3), samples(1, 2, 3)}}
+		return Series{Metric: name, KPI: kpi, Samples: [][]Sample{samples(1, 2, 3), samples(1, 2, 3)}}
 	}
 	tab := Build(cols(2), []Series{s("time.a", false), s("k1", true), s("time.b", false), s("k2", true)}, true, 0.05)
 	var got []string

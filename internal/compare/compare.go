@@ -28,6 +28,9 @@ type Column struct {
 	Variant string // build variant, "" for the plain build
 	Runs    int    // runs attempted
 	Failed  int    // runs that failed (crash, timeout, missing metric)
+	// Failures groups the failed runs by status (tables read from the
+	// store; see FromStore).
+	Failures []Failure
 }
 
 // Row is one metric across all columns.

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/perfbot/perfbot/internal/metric"
-	"github.com/perfbot/perfbot/internal/store"
 )
 
 // Review: compare's exit status (Regressions) rests only on the paired
@@ -17,12 +16,12 @@ import (
 func TestReviewTwoXSlowdownIsNoRegression(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
-		base, next []store.Sample
+		base, next []Sample
 	}{
 		{"runs: 3 (the allowed minimum)", seq(1, 3, 1.0, 0.001), seq(1, 3, 2.0, 0.003)},
 		{"runs: 6, run 4 of the new commit failed", seq(1, 6, 1.0, 0.001), append(seq(1, 3, 2.0, 0.003), seq(5, 6, 2.0, 0.003)...)},
 	} {
-		s := Series{Metric: "text_ms", Better: metric.LowerIsBetter, KPI: true, Samples: [][]store.Sample{tc.base, tc.next}}
+		s := Series{Metric: "text_ms", Better: metric.LowerIsBetter, KPI: true, Samples: [][]Sample{tc.base, tc.next}}
 		tab := Build([]Column{{ID: "a"}, {ID: "b"}}, []Series{s}, true, 0)
 		d := tab.Rows[0].Cells[1].Delta
 		if r, _ := tab.Regressions(); r == 0 {
@@ -33,10 +32,10 @@ func TestReviewTwoXSlowdownIsNoRegression(t *testing.T) {
 
 // seq returns runs from..to, run r with value v*(1+k*r): distinct
 // differences between two such series, so the exact test applies.
-func seq(from, to int, v, k float64) []store.Sample {
-	var out []store.Sample
+func seq(from, to int, v, k float64) []Sample {
+	var out []Sample
 	for r := from; r <= to; r++ {
-		out = append(out, store.Sample{Run: r, Value: v * (1 + k*float64(r))})
+		out = append(out, Sample{Pair: Pair{Round: r}, Value: v * (1 + k*float64(r))})
 	}
 	return out
 }

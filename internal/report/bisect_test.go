@@ -11,7 +11,6 @@ import (
 	"github.com/perfbot/perfbot/internal/compare"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/metric"
-	"github.com/perfbot/perfbot/internal/store"
 )
 
 func bisectCommit(n int, subject string) gitrev.Commit {
@@ -22,19 +21,19 @@ func bisectCommit(n int, subject string) gitrev.Commit {
 // bisectTableOf is a parent-vs-culprit table of two metrics from fixed
 // samples, paired by run.
 func bisectTableOf(parent, culprit gitrev.Commit) *compare.Table {
-	ss := func(xs ...float64) []store.Sample {
-		out := make([]store.Sample, len(xs))
+	ss := func(xs ...float64) []compare.Sample {
+		out := make([]compare.Sample, len(xs))
 		for i, x := range xs {
-			out[i] = store.Sample{Run: i + 1, Value: x}
+			out[i] = compare.Sample{Pair: compare.Pair{Round: i + 1}, Value: x}
 		}
 		return out
 	}
 	cols := []compare.Column{{ID: parent.Hash, Subject: parent.Subject, Runs: 6}, {ID: culprit.Hash, Subject: culprit.Subject, Runs: 6}}
 	series := []compare.Series{
 		{Metric: "text_ms", Unit: "ms", Better: metric.LowerIsBetter, KPI: true,
-			Samples: [][]store.Sample{ss(1.93, 1.94, 1.93, 1.95, 1.93, 1.94), ss(2.51, 2.53, 2.52, 2.51, 2.55, 2.52)}},
+			Samples: [][]compare.Sample{ss(1.93, 1.94, 1.93, 1.95, 1.93, 1.94), ss(2.51, 2.53, 2.52, 2.51, 2.55, 2.52)}},
 		{Metric: "time.elapsed_time", Unit: "s", Better: metric.LowerIsBetter,
-			Samples: [][]store.Sample{ss(0.21, 0.22, 0.21, 0.21, 0.22, 0.21), ss(0.23, 0.24, 0.23, 0.23, 0.23, 0.24)}},
+			Samples: [][]compare.Sample{ss(0.21, 0.22, 0.21, 0.21, 0.22, 0.21), ss(0.23, 0.24, 0.23, 0.23, 0.23, 0.24)}},
 	}
 	return compare.Build(cols, series, true, compare.DefaultAlpha)
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/perfbot/perfbot/internal/compare"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/metric"
-	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/triage"
 )
 
@@ -46,9 +45,9 @@ var (
 func triageTable(cols []compare.Column, samples ...[]float64) *compare.Table {
 	s := compare.Series{Metric: "stress-ng.mutex.ops_per_sec", Better: metric.HigherIsBetter, KPI: true}
 	for _, xs := range samples {
-		var ss []store.Sample
+		var ss []compare.Sample
 		for i, x := range xs {
-			ss = append(ss, store.Sample{Run: i + 1, Value: x})
+			ss = append(ss, compare.Sample{Pair: compare.Pair{Round: i + 1}, Value: x})
 		}
 		s.Samples = append(s.Samples, ss)
 	}

@@ -103,6 +103,9 @@ type RunRecord struct {
 	// commits with the same Index are interleaved pairs only when they
 	// share a Session ("" for runs stored before sessions were recorded).
 	Session string
+	// Machine names the benchmark machine that took the run ("" for runs
+	// stored before machines were recorded).
+	Machine string
 	// Values holds every metric value read from the run, the builtin
 	// resource metrics included. A metric may have several values per run
 	// (a Go benchmark run with -count); their order is kept.

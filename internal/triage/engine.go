@@ -14,7 +14,6 @@ import (
 	"github.com/perfbot/perfbot/internal/layout"
 	"github.com/perfbot/perfbot/internal/metric"
 	"github.com/perfbot/perfbot/internal/stats"
-	"github.com/perfbot/perfbot/internal/store"
 )
 
 // startRuns is the first look of the paired experiments, Pinpoint's.
@@ -757,7 +756,7 @@ func (e *engine) disagreement() string {
 func (e *engine) columns(ts []target, labels []string, vals []map[int]float64, failed []map[int]string) ([]Column, *compare.Table) {
 	cols := make([]Column, len(ts))
 	tcols := make([]compare.Column, len(ts))
-	series := compare.Series{Metric: e.metricName(), KPI: true, Samples: make([][]store.Sample, len(ts))}
+	series := compare.Series{Metric: e.metricName(), KPI: true, Samples: make([][]compare.Sample, len(ts))}
 	_, series.Unit, series.Better = e.lab.metricInfo()
 	for i, t := range ts {
 		commit := e.res.Base
@@ -853,10 +852,10 @@ func sortedValues(m map[int]float64) []float64 {
 	return out
 }
 
-func samples(m map[int]float64) []store.Sample {
-	var out []store.Sample
+func samples(m map[int]float64) []compare.Sample {
+	var out []compare.Sample
 	for _, r := range sortedRuns(m) {
-		out = append(out, store.Sample{Run: r, Value: m[r]})
+		out = append(out, compare.Sample{Pair: compare.Pair{Round: r}, Value: m[r]})
 	}
 	return out
 }

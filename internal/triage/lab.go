@@ -11,13 +11,13 @@ import (
 	"strings"
 
 	"github.com/perfbot/perfbot/internal/build"
+	"github.com/perfbot/perfbot/internal/compare"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/knobs"
 	"github.com/perfbot/perfbot/internal/layout"
 	"github.com/perfbot/perfbot/internal/measure"
 	"github.com/perfbot/perfbot/internal/metric"
-	"github.com/perfbot/perfbot/internal/stats"
 	"github.com/perfbot/perfbot/internal/store"
 )
 
@@ -47,7 +47,7 @@ func newStoreLab(opt Options, preset knobs.Preset, base, changed gitrev.Commit) 
 	}
 	seed := opt.Seed
 	if seed == 0 {
-		seed = measure.SeedOf(opt.Job.Key() + base.Hash + changed.Hash)
+		seed = measure.SeedOf("triage", opt.Job.Key(), base.Hash, changed.Hash)
 	}
 	l := &storeLab{opt: opt, preset: preset, base: base, changed: changed, rng: rand.New(rand.NewSource(seed)),
 		builds: map[string]bool{}, artifacts: map[string]*build.Result{}, restoreChecked: map[string]string{}}
@@ -133,7 +133,12 @@ func (l *storeLab) measure(ctx context.Context, ts []target, n int, whole bool) 
 		if err != nil {
 			return nil, nil, err
 		}
-		vals[i] = perRun(got[l.commit(t).Hash][l.metric], pos)
+		vals[i] = map[int]float64{}
+		for _, rv := range compare.PerRun(compare.RunsOf(got[l.commit(t).Hash][l.metric])) {
+			if k, ok := pos[rv.Pair.Round]; ok {
+				vals[i][k] = rv.Value
+			}
+		}
 		failed[i] = map[int]string{}
 		for _, r := range out.Targets[i].Runs {
 			if k, ok := pos[r.Index]; ok && r.Status != store.RunOK {
@@ -169,23 +174,6 @@ func (l *storeLab) noMetric(ctx context.Context) error {
 		names = append(names, m.Name)
 	}
 	return fmt.Errorf("triage: no run printed metric %q (the job's metrics: %s)", l.metric, strings.Join(names, ", "))
-}
-
-// perRun reduces the samples of the runs listed in pos to one value each
-// (the median of a run's values, as package compare does), keyed by the
-// run's round position.
-func perRun(ss []store.Sample, pos map[int]int) map[int]float64 {
-	by := map[int][]float64{}
-	for _, s := range ss {
-		if k, ok := pos[s.Run]; ok {
-			by[k] = append(by[k], s.Value)
-		}
-	}
-	out := make(map[int]float64, len(by))
-	for r, vs := range by {
-		out[r] = stats.Median(vs)
-	}
-	return out
 }
 
 // inspect diffs the layouts of the plain builds' first ELF artifact.

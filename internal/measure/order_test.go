@@ -1,4 +1,4 @@
-package run
+package measure
 
 import (
 	"math/rand"
@@ -161,45 +161,6 @@ func TestScheduleEmpty(t *testing.T) {
 		if s := Schedule(c[0], c[1], seeded(1)); s != nil {
 			t.Errorf("Schedule(%d, %d) = %v, want nil", c[0], c[1], s)
 		}
-	}
-}
-
-func TestScheduleFrom(t *testing.T) {
-	plan := Schedule(3, 8, seeded(7))
-	// Interrupted after n slots: the rest of the same plan.
-	for n := range len(plan) + 1 {
-		done := map[Slot]bool{}
-		for _, s := range plan[:n] {
-			done[s] = true
-		}
-		rest := ScheduleFrom(3, 8, seeded(7), func(s Slot) bool { return done[s] })
-		if !slices.Equal(rest, plan[n:]) {
-			t.Fatalf("after %d slots: got %v, want %v", n, rest, plan[n:])
-		}
-	}
-	// Arbitrary done slots (from another plan): the rest keeps round order
-	// and round structure.
-	done := func(s Slot) bool { return (s.Commit+s.Round)%3 == 0 || s.Round < 2 }
-	rest := ScheduleFrom(3, 8, seeded(99), done)
-	want := 0
-	for _, s := range Schedule(3, 8, seeded(99)) {
-		if !done(s) {
-			want++
-		}
-	}
-	if len(rest) != want {
-		t.Errorf("got %d slots, want %d", len(rest), want)
-	}
-	for i, s := range rest {
-		if done(s) {
-			t.Errorf("done slot %+v scheduled again", s)
-		}
-		if i > 0 && s.Round < rest[i-1].Round {
-			t.Errorf("round %d after round %d", s.Round, rest[i-1].Round)
-		}
-	}
-	if got := ScheduleFrom(2, 3, seeded(1), nil); !slices.Equal(got, Schedule(2, 3, seeded(1))) {
-		t.Errorf("nil done: %v", got)
 	}
 }
 

@@ -1,11 +1,77 @@
-package run
+package measure
 
-import "math/rand"
+import (
+	"math/rand"
+	"slices"
+)
+
+// Order plans the order of one measurement's runs: given how many runs each
+// target still needs, it returns the sequence of target indices in which to
+// take them (each index i appears counts[i] times). The k-th appearance of a
+// target takes its k-th missing run.
+type Order func(counts []int, rng *rand.Rand) []int
+
+// Balanced is the default [Order]: when every target needs the same number
+// of runs, whole rounds in a Williams design ([Schedule]); otherwise
+// [Spread].
+func Balanced(counts []int, rng *rand.Rand) []int {
+	n := 0
+	for _, c := range counts {
+		if c > 0 {
+			n = c
+			break
+		}
+	}
+	equal := n > 0
+	for _, c := range counts {
+		equal = equal && c == n
+	}
+	if !equal {
+		return Spread(counts, rng)
+	}
+	out := make([]int, 0, n*len(counts))
+	for _, s := range Schedule(len(counts), n, rng) {
+		out = append(out, s.Commit)
+	}
+	return out
+}
+
+// Spread orders runs of targets that may need different numbers of runs:
+// counts[i] runs of target i, each target's runs spread evenly over the
+// whole sequence (stratified at random: its j-th run falls in the j-th of
+// counts[i] equal parts). Targets with the same count take their j-th runs
+// side by side, as rounds; a target with one run lands in the middle of the
+// others'. Slow drift and bursts of load thus hit every target alike.
+func Spread(counts []int, rng *rand.Rand) []int {
+	type slot struct {
+		target int
+		key    float64
+	}
+	var slots []slot
+	for i, k := range counts {
+		for j := range k {
+			slots = append(slots, slot{i, (float64(j) + 0.25 + 0.5*rng.Float64()) / float64(k)})
+		}
+	}
+	slices.SortStableFunc(slots, func(a, b slot) int {
+		switch {
+		case a.key < b.key:
+			return -1
+		case a.key > b.key:
+			return 1
+		}
+		return 0
+	})
+	out := make([]int, len(slots))
+	for i, s := range slots {
+		out[i] = s.target
+	}
+	return out
+}
 
 // Slot is one run in a schedule: which commit (an index into the caller's
 // list) and which round. Round r of every commit is meant to be compared
-// with round r of the others (it is store.RunKey.Index-1). Warm-up slots
-// have negative rounds.
+// with round r of the others. Warm-up slots have negative rounds.
 type Slot struct {
 	Commit int
 	Round  int
@@ -99,27 +165,6 @@ func williams(k int) [][]int {
 		}
 	}
 	return rows
-}
-
-// ScheduleFrom is Schedule for resuming: it drops the slots for which done
-// reports true (nil done drops nothing) and keeps the order of the rest, so
-// the remaining runs stay interleaved round by round and unfinished earlier
-// rounds come first. Given an rng in the same state as for the original
-// plan (the same seed), the result is exactly the unfinished part of that
-// plan; with another state the unfinished rounds are ordered afresh, with
-// the same properties.
-func ScheduleFrom(commits, runs int, rng *rand.Rand, done func(Slot) bool) []Slot {
-	all := Schedule(commits, runs, rng)
-	if done == nil {
-		return all
-	}
-	rest := all[:0]
-	for _, s := range all {
-		if !done(s) {
-			rest = append(rest, s)
-		}
-	}
-	return rest
 }
 
 // Warmup returns n warm-up rounds over commits commits, alternating

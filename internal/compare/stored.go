@@ -1,0 +1,149 @@
+package compare
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/perfbot/perfbot/internal/gitrev"
+	"github.com/perfbot/perfbot/internal/metric"
+	"github.com/perfbot/perfbot/internal/store"
+)
+
+// Source is one column of a table read from the store: the runs of one
+// commit, under one or several layouts, that belong to the comparison.
+type Source struct {
+	Commit  gitrev.Commit
+	Variant string // the variant's name for the column header ("" plain)
+	// Layouts are the store's variant IDs whose runs the column holds
+	// (nil: the plain build only). Runs of layout k pair with runs of
+	// layout k of the other columns.
+	Layouts []string
+	// Round maps a stored run number to its round in the comparison; a run
+	// for which ok is false is left out.
+	Round func(run int) (round int, ok bool)
+}
+
+// InRounds is a Source.Round that keeps the runs whose number is one of
+// rounds, each its own round (runs of several commits with one number and
+// one session were taken in one round: see measure.Options.WholeRounds).
+func InRounds(rounds []int) func(int) (int, bool) {
+	return func(run int) (int, bool) { return run, slices.Contains(rounds, run) }
+}
+
+// Within is a Source.Round that keeps runs first..last, numbered from 1:
+// runs taken together by one measurement for several commits whose earlier
+// runs differ in number (a bisection's check).
+func Within(first, last int) func(int) (int, bool) {
+	return func(run int) (int, bool) { return run - first + 1, run >= first && run <= last }
+}
+
+// Failure is a kind of failed run of a column.
+type Failure struct {
+	Status  string
+	Count   int      // runs that failed so
+	Reasons []string // their distinct reasons, in run order
+	LogDir  string   // where their logs are
+}
+
+// FromStore reads the runs of the sources from the store (job jobKey) and
+// builds the paired table of every metric the job stored, with each
+// column's failed runs in Column.Failures. Runs pair only when they have
+// the same machine, session, round and layout. When a column has no
+// successful run it fails, with a table that holds only the columns (and
+// their failures).
+func FromStore(ctx context.Context, st *store.Store, jobKey string, srcs []Source, alpha float64) (*Table, error) {
+	cols := make([]Column, len(srcs))
+	samples := make([]map[string][]Sample, len(srcs))
+	var none []string
+	for i, src := range srcs {
+		cols[i] = Column{ID: src.Commit.Hash, Subject: src.Commit.Subject, Variant: src.Variant}
+		samples[i] = map[string][]Sample{}
+		layouts := src.Layouts
+		if len(layouts) == 0 {
+			layouts = []string{""}
+		}
+		for k, vid := range layouts {
+			if err := readLayout(ctx, st, jobKey, src, k, vid, &cols[i], samples[i]); err != nil {
+				return nil, err
+			}
+		}
+		if cols[i].Runs-cols[i].Failed == 0 {
+			none = append(none, gitrev.Short(src.Commit.Hash)+variantSuffix(src.Variant))
+		}
+	}
+	if len(none) > 0 {
+		return &Table{Columns: cols, Paired: true, Alpha: alpha}, fmt.Errorf("no run succeeded for %s: nothing to compare (see the failures above)", strings.Join(none, ", "))
+	}
+	infos, err := st.Metrics(ctx, jobKey)
+	if err != nil {
+		return nil, err
+	}
+	series := make([]Series, 0, len(infos))
+	for _, m := range infos {
+		s := Series{Metric: m.Name, Unit: m.Unit, Better: m.Better, KPI: !metric.IsBuiltin(m.Name),
+			Samples: make([][]Sample, len(srcs))}
+		for c := range srcs {
+			s.Samples[c] = samples[c][m.Name]
+		}
+		series = append(series, s)
+	}
+	return Build(cols, series, true, alpha), nil
+}
+
+// readLayout adds the runs of one layout of a source to its column.
+func readLayout(ctx context.Context, st *store.Store, jobKey string, src Source, k int, vid string, col *Column, out map[string][]Sample) error {
+	recs, err := st.RunsWithoutValues(ctx, jobKey, src.Commit.Hash, vid)
+	if err != nil {
+		return err
+	}
+	pair := map[int]Pair{}
+	for _, r := range recs {
+		round, ok := src.Round(r.Index)
+		if !ok {
+			continue
+		}
+		pair[r.Index] = Pair{Machine: r.Machine, Session: r.Session, Round: round, Layout: k}
+		col.Runs++
+		if r.Status != store.RunOK {
+			col.Failed++
+			col.addFailure(r, filepath.Dir(st.RunDir(r.RunKey)))
+		}
+	}
+	ss, err := st.Samples(ctx, jobKey, []string{src.Commit.Hash}, vid)
+	if err != nil {
+		return err
+	}
+	for name, xs := range ss[src.Commit.Hash] {
+		for _, x := range xs {
+			if p, ok := pair[x.Run]; ok {
+				out[name] = append(out[name], Sample{Pair: p, Value: x.Value})
+			}
+		}
+	}
+	return nil
+}
+
+// addFailure counts a failed run under its status.
+func (c *Column) addFailure(r store.RunRecord, dir string) {
+	for i := range c.Failures {
+		f := &c.Failures[i]
+		if f.Status == r.Status && f.LogDir == dir {
+			f.Count++
+			if !slices.Contains(f.Reasons, r.Reason) {
+				f.Reasons = append(f.Reasons, r.Reason)
+			}
+			return
+		}
+	}
+	c.Failures = append(c.Failures, Failure{Status: r.Status, Count: 1, Reasons: []string{r.Reason}, LogDir: dir})
+}
+
+func variantSuffix(v string) string {
+	if v == "" {
+		return ""
+	}
+	return "+" + v
+}

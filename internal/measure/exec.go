@@ -1,0 +1,151 @@
+package measure
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/perfbot/perfbot/internal/build"
+	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/metric"
+	"github.com/perfbot/perfbot/internal/run"
+	"github.com/perfbot/perfbot/internal/store"
+)
+
+// Task is one run to take: the benchmark of Job on a built target.
+type Task struct {
+	Job     *job.Job
+	Key     store.RunKey // Key.Index is the run number; ignored for warm-ups
+	Variant job.Variant
+	Build   *build.Result // the target's build: Build.Worktree holds its artifacts
+	Session string        // the measurement the run belongs to
+	// LogDir is an existing, empty folder for the run's stdout and stderr.
+	LogDir string
+	// Warmup marks a warm-up run: taken the same way, never stored.
+	Warmup bool
+}
+
+// Executor takes runs. Execute runs one task and returns its record, a
+// failed run (crash, timeout, missing metric) being a record too; it does
+// not store it. Its error is for failures of the executor itself or an
+// interruption (ctx), and then nothing of the run is kept.
+//
+// [Local] runs on this machine; a queue worker of a fleet is another
+// executor of the same measuring path.
+type Executor interface {
+	Execute(ctx context.Context, t Task) (*store.RunRecord, error)
+}
+
+// Local runs benchmarks as processes on this machine (package run), pinned
+// to CPU (-1: not pinned).
+type Local struct {
+	CPU int
+	// Machine names this machine in the records (default: [MachineID]).
+	Machine string
+}
+
+// Execute runs the task's benchmark once with its logs in t.LogDir, reads
+// its metrics and classifies the result.
+func (l Local) Execute(ctx context.Context, t Task) (*store.RunRecord, error) {
+	j := t.Job
+	rec := &store.RunRecord{
+		RunKey:     t.Key,
+		Session:    t.Session,
+		Machine:    l.Machine,
+		CPU:        l.CPU,
+		StdoutPath: filepath.Join(t.LogDir, "stdout"),
+		StderrPath: filepath.Join(t.LogDir, "stderr"),
+	}
+	if rec.Machine == "" {
+		rec.Machine = MachineID()
+	}
+	res, err := run.Exec(ctx, run.Spec{
+		Command:    j.Run.Command,
+		Dir:        t.Build.Worktree,
+		Env:        build.Env(j, t.Key.Commit, t.Variant, j.Run.Env),
+		Timeout:    j.Run.Timeout,
+		CPU:        l.CPU,
+		StdoutPath: rec.StdoutPath,
+		StderrPath: rec.StderrPath,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	rec.Started = res.Started
+	rec.Usage = res.Usage
+	rec.ExitCode = res.ExitCode
+	// The logs are on disk before the record that points at them.
+	syncFile(rec.StdoutPath)
+	syncFile(rec.StderrPath)
+	stdout, _ := os.ReadFile(rec.StdoutPath)
+	stderr, _ := os.ReadFile(rec.StderrPath)
+	rec.Values = metric.Builtins(res.Usage)
+
+	switch {
+	case res.TimedOut:
+		rec.Status = store.RunTimeout
+		rec.Reason = fmt.Sprintf("timed out after %v", j.Run.Timeout)
+		return rec, nil
+	case res.Signal != "":
+		rec.Status = store.RunCrashed
+		rec.Reason = "killed by signal " + res.Signal + lastLine(stderr)
+		return rec, nil
+	case res.ExitCode != 0:
+		rec.Status = store.RunCrashed
+		rec.Reason = fmt.Sprintf("exit status %d%s", res.ExitCode, lastLine(stderr))
+		return rec, nil
+	}
+	o := metric.Output{Stdout: stdout, Stderr: stderr, Dir: t.Build.Worktree, Usage: res.Usage}
+	var missing []string
+	for i := range j.Metrics {
+		vals, err := j.Metrics[i].Extract(o)
+		if err != nil {
+			missing = append(missing, err.Error())
+			continue
+		}
+		rec.Values = append(rec.Values, vals...)
+	}
+	if len(missing) > 0 {
+		rec.Status = store.RunNoMetric
+		rec.Reason = strings.Join(missing, "; ")
+		return rec, nil
+	}
+	rec.Status = store.RunOK
+	return rec, nil
+}
+
+// MachineID names this machine in stored runs: its hostname (runs of a
+// fleet are told apart by it), "unknown" when it has none.
+func MachineID() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "unknown"
+	}
+	return h
+}
+
+// syncFile flushes a file to disk, best effort.
+func syncFile(path string) {
+	if f, err := os.Open(path); err == nil {
+		_ = f.Sync()
+		f.Close()
+	}
+}
+
+// lastLine returns "; stderr: <last non-empty line>" or "".
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	l := strings.TrimSpace(lines[len(lines)-1])
+	if l == "" {
+		return ""
+	}
+	if len(l) > 200 {
+		l = l[:200] + "..."
+	}
+	return "; stderr: " + l
+}

@@ -1,0 +1,20 @@
+package measure
+
+import "testing"
+
+// TestSeedOf: the one seed function is the 64-bit FNV-1a hash of its parts
+// (each followed by a zero byte, so that parts do not run into each
+// other): the same parts give the same seed, different ones differ.
+func TestSeedOf(t *testing.T) {
+	// FNV-1a of "job\x00abc\x00" with the standard offset basis
+	// 0xcbf29ce484222325 and prime 0x100000001b3, as a signed integer.
+	if got, want := SeedOf("job", "abc"), int64(8140914119715964020); got != want {
+		t.Errorf("SeedOf(job, abc) = %d, want %d", got, want)
+	}
+	if SeedOf("ab", "c") == SeedOf("a", "bc") {
+		t.Error("parts run into each other")
+	}
+	if SeedOf("bisect", "0123456789abcdef") == SeedOf("bisect", "0123456789abcdee") {
+		t.Error("two job keys give one seed")
+	}
+}

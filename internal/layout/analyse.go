@@ -54,7 +54,7 @@ func (d *DiffResult) analyse(opt DiffOptions) {
 		}
 	}
 	var loopErrA, loopErrB error
-	noCode := d.A.Format != "elf" || d.B.Format != "elf" // said once in the notes
+	noCode := d.A.Format != ELF || d.B.Format != ELF // said once in the notes
 	if !noCode && (d.A.machine != uint16(elf.EM_X86_64) || d.B.machine != uint16(elf.EM_X86_64)) {
 		noCode = true
 		d.Notes = append(d.Notes, fmt.Sprintf("loops: finding loops in %s code is not supported yet (x86-64 only)", d.B.Arch))
@@ -161,7 +161,7 @@ func (d *DiffResult) sources(todo []*Change, maxDWARF int64) {
 	}
 	tb := d.B.loadDWARF(maxDWARF)
 	ta := d.A.loadDWARF(maxDWARF)
-	if tb.err != nil && d.B.Format == "elf" {
+	if tb.err != nil && d.B.Format == ELF {
 		d.Notes = append(d.Notes, "source lines: "+tb.err.Error())
 	}
 	want := map[uint64]bool{}

@@ -24,14 +24,23 @@ type DiffOptions struct {
 	NoSource bool
 }
 
+// Ranking says how [DiffResult.Ranked] is ordered.
+type Ranking string
+
+// Rankings.
+const (
+	ByProfile   Ranking = "profile"   // by the functions' hotness in a profile
+	ByAlignment Ranking = "alignment" // by alignment-class change
+)
+
 // DiffResult is the layout difference between builds A (before) and B
 // (after).
 type DiffResult struct {
 	A, B *Binary
-	// Ranking is "profile" when Changes were ranked by a profile's
-	// hotness, "alignment" when by alignment-class change.
-	Ranking string
-	// Profile names the profile's format when Ranking is "profile".
+	// Ranking is ByProfile when Changes were ranked by a profile's
+	// hotness, ByAlignment when by alignment-class change.
+	Ranking Ranking
+	// Profile names the profile's format when Ranking is ByProfile.
 	Profile string
 
 	// Changes holds every symbol found in both builds, in B's section and
@@ -84,13 +93,13 @@ func Diff(a, b *Binary, opt DiffOptions) *DiffResult {
 	if opt.MaxDWARF == 0 {
 		opt.MaxDWARF = DefaultMaxDWARF
 	}
-	d := &DiffResult{A: a, B: b, Ranking: "alignment"}
+	d := &DiffResult{A: a, B: b, Ranking: ByAlignment}
 	if opt.Hot != nil {
-		d.Ranking, d.Profile = "profile", opt.Hot.Source
+		d.Ranking, d.Profile = ByProfile, opt.Hot.Source
 	} else {
 		d.Notes = append(d.Notes, "no profile given: ranked by alignment-class change (pass a profile to rank by hotness)")
 	}
-	if a.Format == "system.map" || b.Format == "system.map" {
+	if a.Format == SystemMap || b.Format == SystemMap {
 		d.Notes = append(d.Notes, "symbol map input: sizes are guessed from the next symbol's address (they include padding), and there are no loops or source lines")
 	}
 	if a.Arch != b.Arch && a.Arch != "" && b.Arch != "" {

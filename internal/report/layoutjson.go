@@ -42,7 +42,7 @@ func layoutSyms(ss []*layout.Symbol, limit int) []layoutSymJSON {
 }
 
 func layoutBinary(b *layout.Binary) layoutBinaryJSON {
-	return layoutBinaryJSON{Path: b.Path, Format: b.Format, Arch: b.Arch, Type: b.Type, PIE: b.PIE,
+	return layoutBinaryJSON{Path: b.Path, Format: string(b.Format), Arch: b.Arch, Type: string(b.Type), PIE: b.PIE,
 		Static: b.Static, Go: b.Go, Symbols: len(b.Symbols), Describe: b.Describe()}
 }
 
@@ -90,7 +90,7 @@ func WriteLayoutJSON(w io.Writer, d *layout.DiffResult, opt LayoutOptions) error
 	st := d.Stats
 	out := layoutJSON{
 		Version: 1, A: layoutBinary(d.A), B: layoutBinary(d.B),
-		Ranking: d.Ranking, Profile: d.Profile,
+		Ranking: string(d.Ranking), Profile: d.Profile,
 		Stats: layoutStatsJSON{st.Matched, st.Added, st.Removed, st.Moved, st.Off64Changed, st.LinesChanged,
 			st.NewStraddles, st.LostStraddles, st.SharedGained, st.SharedLost},
 		Runs: []layoutRunJSON{}, Changes: []layoutChangeJSON{}, Shared: []layoutSharedJSON{},

@@ -26,7 +26,7 @@ func WriteLayoutText(w io.Writer, d *layout.DiffResult, opt LayoutOptions) error
 		fmt.Fprintf(&b, ", %d newly straddle a line", st.NewStraddles)
 	}
 	b.WriteString("\n")
-	if d.Ranking == "profile" {
+	if d.Ranking == layout.ByProfile {
 		fmt.Fprintf(&b, "  ranked by hotness (%s profile) times alignment-class change\n", d.Profile)
 	} else {
 		b.WriteString("  ranked by alignment-class change (no profile given)\n")

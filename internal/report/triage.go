@@ -56,18 +56,18 @@ func WriteTriage(w io.Writer, r *triage.Result, opt TriageOptions) error {
 }
 
 // triageExperimentNames are the experiments' headings.
-var triageExperimentNames = map[string]string{
-	"plain":            "plain comparison",
-	"layout-sweep":     "layout sweep",
-	"forced-alignment": "forced alignment",
-	"restore":          "restore experiment",
+var triageExperimentNames = map[triage.ExperimentName]string{
+	triage.PlainExperiment:   "plain comparison",
+	triage.SweepExperiment:   "layout sweep",
+	triage.ForcedExperiment:  "forced alignment",
+	triage.RestoreExperiment: "restore experiment",
 }
 
 func triageHeading(e triage.Experiment) string {
 	if h, ok := triageExperimentNames[e.Name]; ok {
 		return h
 	}
-	return e.Name
+	return string(e.Name)
 }
 
 // triageEstimate formats an experiment's estimate: "+42.8% (99% CI +40.1%

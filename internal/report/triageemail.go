@@ -49,7 +49,7 @@ func writeTriageEmail(w io.Writer, r *triage.Result, opt TriageOptions) error {
 				return err
 			}
 		}
-		if e.Name == "layout-sweep" {
+		if e.Name == triage.SweepExperiment {
 			b.WriteString("\n")
 			triageLayoutsText(&b, e)
 		}

@@ -137,7 +137,7 @@ func writeTriageJSON(w io.Writer, r *triage.Result) error {
 			LayoutP: triageNum(rb.LayoutP), WithinCV: triageNum(rb.WithinCV)}
 	}
 	for _, e := range r.Experiments {
-		je := triageExpJSON{Name: e.Name, Title: e.Title, Outcome: e.Outcome, Change: triageNum(e.Change), Lo: triageNum(e.Lo),
+		je := triageExpJSON{Name: string(e.Name), Title: e.Title, Outcome: string(e.Outcome), Change: triageNum(e.Change), Lo: triageNum(e.Lo),
 			Hi: triageNum(e.Hi), P: triageNum(e.P), Confidence: triageNum(e.Confidence), Runs: e.Runs, Looks: e.Looks, Reason: e.Reason,
 			Columns: []triageColumnJSON{}}
 		for i, c := range e.Columns {

@@ -47,7 +47,7 @@ func writeTriageMarkdown(w io.Writer, r *triage.Result, opt TriageOptions) error
 				fmt.Fprintf(&b, "| %s | %d | %s | %s |\n", triageMDEscape(label), c.N, triageValue(c.Median), change)
 			}
 		}
-		if e.Name == "layout-sweep" {
+		if e.Name == triage.SweepExperiment {
 			b.WriteString("\n| layout | base | changed | change |\n|---|---:|---:|---:|\n")
 			for _, l := range e.Layouts {
 				fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", triageMDEscape(l.Variant), triageValue(l.Base), triageValue(l.Changed), pct(l.Change))

@@ -23,7 +23,7 @@ func writeTriageText(w io.Writer, r *triage.Result) error {
 	for _, e := range r.Experiments {
 		fmt.Fprintf(&b, "\n%s: %s\n", triageHeading(e), e.Title)
 		fmt.Fprintf(&b, "  %s: %s\n", e.Outcome, e.Reason)
-		if e.Name == "layout-sweep" {
+		if e.Name == triage.SweepExperiment {
 			triageLayoutsText(&b, e)
 		}
 		if e.Table != nil {

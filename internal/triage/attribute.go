@@ -48,7 +48,7 @@ func (e *engine) attribute(ctx context.Context) (Verdict, error) {
 
 func (e *engine) runForced(ctx context.Context) error {
 	v := e.lab.forced()
-	out, err := e.paired(ctx, "forced-alignment", "both commits rebuilt with functions and loops aligned to 64 bytes ("+v.Name+")",
+	out, err := e.paired(ctx, ForcedExperiment, "both commits rebuilt with functions and loops aligned to 64 bytes ("+v.Name+")",
 		[]target{{setup: alignSetup, variant: v}, {changed: true, setup: alignSetup, variant: v}},
 		[]string{"base+" + v.Name, "changed+" + v.Name}, 1, false)
 	if err != nil {
@@ -72,7 +72,7 @@ func (e *engine) runRestore(ctx context.Context) error {
 	}
 	title := fmt.Sprintf("the changed commit rebuilt with %d bytes of padding in %s, restoring %s's offset %d mod 64 (it is at %d)",
 		p.Bytes, p.Section, p.Symbol, p.OffA, p.OffB)
-	out, err := e.paired(ctx, "restore", title, ts, []string{"base", "changed", "changed+padding"}, 2, false)
+	out, err := e.paired(ctx, RestoreExperiment, title, ts, []string{"base", "changed", "changed+padding"}, 2, false)
 	if err != nil {
 		return err
 	}

@@ -95,7 +95,7 @@ func (e *engine) decide(ctx context.Context) (*Result, error) {
 	if e.insp.padding != nil {
 		r.Padding = strings.TrimSpace(e.insp.padding.Instructions())
 	}
-	e.plain, err = e.paired(ctx, "plain", "the two commits as they build",
+	e.plain, err = e.paired(ctx, PlainExperiment, "the two commits as they build",
 		[]target{{setup: plainSetup}, {changed: true, setup: plainSetup}},
 		[]string{"base", "changed"}, 1, e.insp.identical)
 	if err != nil {
@@ -134,9 +134,9 @@ func (e *engine) decide(ctx context.Context) (*Result, error) {
 		case sw == nil || sw.noEffect:
 			// No sweep possible, or the build ignores the knobs: only the
 			// other experiments can decide.
-		case sw.outcome == "significant":
+		case sw.outcome == OutcomeSignificant:
 			return e.finishReal(), nil
-		case sw.outcome == "same" && !plainChange:
+		case sw.outcome == OutcomeSame && !plainChange:
 			return e.finish(NoChange), nil
 		}
 		if plainChange && !attributed {
@@ -162,7 +162,7 @@ func (e *engine) decide(ctx context.Context) (*Result, error) {
 				return e.finish(NoChange), nil
 			}
 		}
-		if sw == nil || sw.noEffect || sw.outcome == "same" || !sw.canGrowTo(e.opt.MaxLayouts) {
+		if sw == nil || sw.noEffect || sw.outcome == OutcomeSame || !sw.canGrowTo(e.opt.MaxLayouts) {
 			break
 		}
 		if err := e.runSweep(ctx, 2*sw.layouts); err != nil {

@@ -16,24 +16,24 @@ type errFailedRuns struct{ reason string }
 func (e *errFailedRuns) Error() string { return "triage: " + e.reason }
 
 // triageStep names an experiment in a sentence.
-func triageStep(name string) string {
+func triageStep(name ExperimentName) string {
 	switch name {
-	case "plain":
+	case PlainExperiment:
 		return "the plain comparison"
-	case "layout-sweep":
+	case SweepExperiment:
 		return "the layout sweep"
-	case "forced-alignment":
+	case ForcedExperiment:
 		return "the forced-alignment experiment"
-	case "restore":
+	case RestoreExperiment:
 		return "the restore experiment"
 	}
-	return name
+	return string(name)
 }
 
 // mostFailed says which build of experiment name, if any, failed in most
 // of its runs, or kept fewer than two runs with a value because of
 // failures; "" when none did.
-func mostFailed(name string, labels []string, vals []map[int]float64, failed []map[int]string) string {
+func mostFailed(name ExperimentName, labels []string, vals []map[int]float64, failed []map[int]string) string {
 	for i := range vals {
 		f, v := len(failed[i]), len(vals[i])
 		if f > 0 && (2*f > f+v || v < 2) {

@@ -56,7 +56,7 @@ func (e *engine) decideOptions() stats.DecideOptions {
 // failed runs hint at a difference they do not yet show (failsUnsettled).
 // When most runs of a build fail, the experiment is kept with outcome
 // "failed" and an *errFailedRuns returned.
-func (e *engine) paired(ctx context.Context, name, title string, ts []target, labels []string, main int, once bool) (*pairedOutcome, error) {
+func (e *engine) paired(ctx context.Context, name ExperimentName, title string, ts []target, labels []string, main int, once bool) (*pairedOutcome, error) {
 	out := &pairedOutcome{informative: true}
 	var vals []map[int]float64
 	var failed []map[int]string
@@ -86,12 +86,12 @@ func (e *engine) paired(ctx context.Context, name, title string, ts []target, la
 		}
 	}
 	c := out.d.Comparison
-	exp := &Experiment{Name: name, Title: title, Runs: runs, Outcome: out.d.Decision.String(),
+	exp := &Experiment{Name: name, Title: title, Runs: runs, Outcome: Outcome(out.d.Decision.String()),
 		Change: c.Change, Lo: c.Lo, Hi: c.Hi, P: c.P, Confidence: c.Confidence, Looks: looks, Reason: out.d.Reason}
 	exp.Columns, exp.Table = e.columns(ts, labels, vals, failed)
 	out.exp = exp
 	if stop != "" {
-		exp.Outcome, exp.Reason = "failed", stop
+		exp.Outcome, exp.Reason = OutcomeFailed, stop
 		exp.Change, exp.Lo, exp.Hi, exp.P = math.NaN(), math.NaN(), math.NaN(), math.NaN()
 		e.exps = append(e.exps, exp)
 		return nil, &errFailedRuns{stop}

@@ -17,7 +17,7 @@ type sweepOutcome struct {
 	exp     *Experiment
 	lc      stats.LayoutComparison
 	eq      stats.LayoutComparison // at 1-2*alpha, for the equivalence test
-	outcome string                 // "significant", "same", "unclear"
+	outcome Outcome                // significant, same, unclear or uninformative
 	layouts int
 	// canGrow is false when the preset has no more layouts.
 	canGrow bool
@@ -53,7 +53,7 @@ func (e *engine) runSweep(ctx context.Context, n int) error {
 		return err
 	}
 	bs, cs := make([][]float64, len(vs)), make([][]float64, len(vs))
-	exp := &Experiment{Name: "layout-sweep", Runs: r,
+	exp := &Experiment{Name: SweepExperiment, Runs: r,
 		Title: fmt.Sprintf("both commits built under %d layouts that move code, data and stack (the plain build and %s..%s)", len(vs), vs[1].Name, vs[len(vs)-1].Name)}
 	for k, v := range vs {
 		bs[k], cs[k] = upTo(vals[2*k], r), upTo(vals[2*k+1], r)
@@ -75,11 +75,11 @@ func (e *engine) runSweep(ctx context.Context, n int) error {
 		exp.Looks = e.sweep.exp.Looks + 1
 	}
 	// Replace an earlier sweep: the latest one holds all its layouts.
-	e.exps = slices.DeleteFunc(e.exps, func(x *Experiment) bool { return x.Name == "layout-sweep" })
+	e.exps = slices.DeleteFunc(e.exps, func(x *Experiment) bool { return x.Name == SweepExperiment })
 	e.exps = append(e.exps, exp)
 	sideLabels := []string{"base", "changed"}
-	if stop := mostFailed("layout-sweep", sideLabels, sideVals, sideFailed); stop != "" {
-		exp.Outcome, exp.Reason = "failed", stop
+	if stop := mostFailed(SweepExperiment, sideLabels, sideVals, sideFailed); stop != "" {
+		exp.Outcome, exp.Reason = OutcomeFailed, stop
 		exp.Change, exp.Lo, exp.Hi, exp.P = math.NaN(), math.NaN(), math.NaN(), math.NaN()
 		e.logf("layout sweep: %d layouts x %d runs: %s", len(vs), r, stop)
 		return &errFailedRuns{stop}
@@ -91,18 +91,18 @@ func (e *engine) runSweep(ctx context.Context, n int) error {
 	bound := e.opt.MinEffect
 	switch {
 	case sw.lc.Layouts >= 2 && sw.lc.Significant:
-		sw.outcome = "significant"
+		sw.outcome = OutcomeSignificant
 		exp.Reason = fmt.Sprintf("across %d layouts the change is %+.1f%% (%.0f%% CI %+.1f%% to %+.1f%%), p=%.3g < %v", sw.lc.Layouts, sw.lc.Change, 100*(1-e.opt.Alpha), sw.lc.Lo, sw.lc.Hi, sw.lc.P, e.opt.Alpha)
 	case sw.eq.Layouts >= 2 && sw.eq.Lo > -bound && sw.eq.Hi < bound:
-		sw.outcome = "same"
+		sw.outcome = OutcomeSame
 		exp.Reason = fmt.Sprintf("across %d layouts the %.0f%% interval of the change [%+.1f%%, %+.1f%%] lies within ±%g%%", sw.eq.Layouts, 100*(1-2*e.opt.Alpha), sw.eq.Lo, sw.eq.Hi, bound)
 	default:
-		sw.outcome = "unclear"
+		sw.outcome = OutcomeUnclear
 		exp.Reason = fmt.Sprintf("across %d layouts the change is %+.1f%% (%.0f%% CI %+.1f%% to %+.1f%%, p=%.3g): neither significant nor within ±%g%%", sw.lc.Layouts, sw.lc.Change, 100*(1-e.opt.Alpha), sw.lc.Lo, sw.lc.Hi, sw.lc.P, bound)
 	}
 	if e.lab.sameBuild(ts[1], ts[3]) {
 		sw.noEffect = true
-		sw.outcome = "uninformative"
+		sw.outcome = OutcomeUninformative
 		note := fmt.Sprintf("the layout builds are byte-identical to the plain build (%s): the build ignores the preset's knobs, so the sweep says nothing", vs[1].Name)
 		exp.Reason = note
 		e.res.Notes = append(e.res.Notes, note)

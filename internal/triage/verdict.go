@@ -60,13 +60,13 @@ func (e *engine) disagreement() string {
 	plainTxt := fmt.Sprintf("the plain comparison shows %+.1f%% (%s)", pc.Change, p.d.Decision)
 	robustTxt := fmt.Sprintf("across %d layouts the change is %+.1f%% (CI %+.1f%% to %+.1f%%)", sw.lc.Layouts, sw.lc.Change, sw.lc.Lo, sw.lc.Hi)
 	switch {
-	case sw.outcome == "significant" && p.d.Decision != stats.Different:
+	case sw.outcome == OutcomeSignificant && p.d.Decision != stats.Different:
 		return plainTxt + " but " + robustTxt + ": an alignment change hides the real change in the plain build"
-	case sw.outcome == "significant" && p.sign() != signOf(sw.lc.Change):
+	case sw.outcome == OutcomeSignificant && p.sign() != signOf(sw.lc.Change):
 		return plainTxt + " but " + robustTxt + ": an alignment change reverses the real change in the plain build"
-	case sw.outcome == "significant" && (pc.Change < sw.lc.Lo || pc.Change > sw.lc.Hi):
+	case sw.outcome == OutcomeSignificant && (pc.Change < sw.lc.Lo || pc.Change > sw.lc.Hi):
 		return plainTxt + ", outside the interval across layouts (" + robustTxt + "): alignment adds to the real change in the plain build"
-	case sw.outcome != "significant" && p.d.Decision == stats.Different:
+	case sw.outcome != OutcomeSignificant && p.d.Decision == stats.Different:
 		return plainTxt + " but " + robustTxt + ", not significant: the plain change does not survive other layouts"
 	}
 	return ""

@@ -17,6 +17,12 @@
 //     back the cache-line offset it had in the first build, and writes them
 //     as an assembler file a C build can link.
 //
+// A [Binary] holds its sections ([Section]) and symbols ([Symbol]). A
+// [DiffResult] holds a [Change] for each symbol found in both builds (with
+// a [LoopChange] for each loop when analysed), the shift runs ([Run]) with
+// the [Cause] of each, the false-sharing candidates ([SharedLine]) and the
+// ranking; a [Padding] is a restore proposal.
+//
 // Package report prints a [DiffResult] as text or JSON.
 package layout
 

@@ -1,8 +1,13 @@
 // Package triage decides whether a performance change between two commits
-// is real or an artifact of code or data alignment, and gathers the
-// experiments that show it, the way a 0-day engineer triages a report by
-// hand: rebuild with forced alignment, rebuild under other layouts, pad the
-// moved symbol back and see whether the old figure returns.
+// is real or an artifact of code or data alignment, with the experiments
+// that show it.
+//
+// It works the way a 0-day engineer triages a report by hand: rebuild with
+// forced alignment, rebuild under other layouts, pad the moved symbol back
+// and see whether the old figure returns. [Run] returns a [Result]: the
+// [Verdict] and its sentence, each [Experiment] that ran (a [Column] per
+// build, and for the layout sweep a [LayoutRow] per layout), the estimate
+// across layouts ([Robust]) and the layout diff's top symbols ([Suspect]).
 //
 // [Run] goes through the experiments in the order that reaches a verdict
 // with the fewest runs, and stops as soon as the verdict is clear:

@@ -363,7 +363,7 @@ func TestLinkModes(t *testing.T) {
 	cases := []struct {
 		name         string
 		flags        []string
-		typ          string
+		typ          FileType
 		pie, static_ bool
 	}{
 		{"nopie", []string{"-no-pie"}, "executable", false, false},

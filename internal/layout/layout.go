@@ -17,6 +17,12 @@
 //     back the cache-line offset it had in the first build, and writes them
 //     as an assembler file a C build can link.
 //
+// A [Binary] holds its sections ([Section]) and symbols ([Symbol]). A
+// [DiffResult] holds a [Change] for each symbol found in both builds (with
+// a [LoopChange] for each loop when analysed), the shift runs ([Run]) with
+// the [Cause] of each, the false-sharing candidates ([SharedLine]) and the
+// ranking; a [Padding] is a restore proposal.
+//
 // Package report prints a [DiffResult] as text or JSON.
 package layout
 
@@ -133,18 +139,39 @@ type Section struct {
 	offset uint64 // file offset of the section's bytes
 }
 
+// Format is the kind of input a [Binary] was read from.
+type Format string
+
+// Input formats.
+const (
+	ELF       Format = "elf"        // an ELF file
+	SystemMap Format = "system.map" // a kernel System.map or `nm` listing
+)
+
+// FileType says what kind of file a [Binary] is.
+type FileType string
+
+// File types.
+const (
+	Executable        FileType = "executable"
+	PIEExecutable     FileType = "PIE executable"
+	SharedLibrary     FileType = "shared library"
+	RelocatableObject FileType = "relocatable object"
+	SymbolMap         FileType = "symbol map" // System.map input
+)
+
 // Binary is the layout of one build: its allocated sections and their
 // functions and objects.
 type Binary struct {
 	// Path is the file the layout was read from.
 	Path string
-	// Format is "elf" or "system.map".
-	Format string
+	// Format is ELF or SystemMap.
+	Format Format
 	// Arch is the machine, e.g. "x86-64", "aarch64"; "" when unknown.
 	Arch string
-	// Type is "executable", "PIE executable", "shared library",
-	// "relocatable object" or, for System.map input, "symbol map".
-	Type string
+	// Type is Executable, PIEExecutable, SharedLibrary,
+	// RelocatableObject or, for System.map input, SymbolMap.
+	Type FileType
 	// PIE is true for position-independent executables.
 	PIE bool
 	// Static is true for statically linked executables (including
@@ -167,7 +194,7 @@ type Binary struct {
 // Describe returns a one-line description: format, arch, type, linking.
 func (b *Binary) Describe() string {
 	var parts []string
-	if b.Format == "system.map" {
+	if b.Format == SystemMap {
 		parts = append(parts, "symbol map")
 	} else {
 		if b.Arch != "" {
@@ -175,8 +202,8 @@ func (b *Binary) Describe() string {
 		} else {
 			parts = append(parts, "ELF")
 		}
-		parts = append(parts, b.Type)
-		if b.Type != "relocatable object" && b.Type != "shared library" {
+		parts = append(parts, string(b.Type))
+		if b.Type != RelocatableObject && b.Type != SharedLibrary {
 			if b.Static {
 				parts = append(parts, "static")
 			} else {

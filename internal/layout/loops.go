@@ -9,7 +9,7 @@ import (
 
 // loops disassembles function s and places its loops in 64-byte lines.
 func (b *Binary) loops(s *Symbol) ([]LoopPos, error) {
-	if b.Format != "elf" {
+	if b.Format != ELF {
 		return nil, errors.New("no code in a symbol map")
 	}
 	code, err := b.code(s)

@@ -80,7 +80,7 @@ func readELF(r io.ReaderAt, size int64) (*Binary, error) {
 		}
 		return nil, fmt.Errorf("bad ELF file: %v", err)
 	}
-	b := &Binary{Format: "elf", Arch: archName(f.Machine), machine: uint16(f.Machine)}
+	b := &Binary{Format: ELF, Arch: archName(f.Machine), machine: uint16(f.Machine)}
 
 	var hasInterp, hasDynamic bool
 	var tlsAddr uint64
@@ -96,7 +96,7 @@ func readELF(r io.ReaderAt, size int64) (*Binary, error) {
 	}
 	switch f.Type {
 	case elf.ET_EXEC:
-		b.Type = "executable"
+		b.Type = Executable
 		b.Static = !hasInterp
 	case elf.ET_DYN:
 		pieFlag := false
@@ -111,14 +111,14 @@ func readELF(r io.ReaderAt, size int64) (*Binary, error) {
 		}
 		switch {
 		case hasInterp:
-			b.Type, b.PIE = "PIE executable", true
+			b.Type, b.PIE = PIEExecutable, true
 		case pieFlag:
-			b.Type, b.PIE, b.Static = "PIE executable", true, true
+			b.Type, b.PIE, b.Static = PIEExecutable, true, true
 		default:
-			b.Type = "shared library"
+			b.Type = SharedLibrary
 		}
 	case elf.ET_REL:
-		b.Type = "relocatable object"
+		b.Type = RelocatableObject
 	default:
 		return nil, fmt.Errorf("unsupported ELF type %v", f.Type)
 	}
@@ -437,7 +437,7 @@ func archName(m elf.Machine) string {
 
 // code returns the bytes of symbol s, read from the file.
 func (b *Binary) code(s *Symbol) ([]byte, error) {
-	if b.Format != "elf" {
+	if b.Format != ELF {
 		return nil, errors.New("no code in a symbol map")
 	}
 	sec := s.Section

@@ -30,7 +30,7 @@ func (b *Binary) loadDWARF(max int64) *sourceTable {
 		return b.src
 	}
 	b.src = &sourceTable{}
-	if b.Format != "elf" {
+	if b.Format != ELF {
 		b.src.err = fmt.Errorf("no debug information in a symbol map")
 		return b.src
 	}

@@ -24,7 +24,7 @@ const maxGuessedSize = 256 << 20
 // absolute symbols are skipped. Without sizes, each symbol's size is the
 // distance to the next higher address.
 func readSymbolMap(r io.Reader) (*Binary, error) {
-	b := &Binary{Format: "system.map", Type: "symbol map"}
+	b := &Binary{Format: SystemMap, Type: SymbolMap}
 	secs := map[string]*Section{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)

@@ -1,11 +1,17 @@
-// Package report prints a [compare.Table] in the formats people already
-// read: the 0-day robot's comparison table, benchstat's text, JSON, CSV and
-// a Markdown table for pull-request comments.
+// Package report prints perfbot's results in the formats people already
+// read: comparison tables, layout diffs, triages and bisections.
 //
-// Package compare makes every decision (changed, significant, regression);
-// this package only lays the figures out. [Write] picks the writer by
-// [Options.Format]; [Summary] counts regressions and improvements for exit
-// codes.
+// A [compare.Table] prints as the 0-day robot's comparison table,
+// benchstat's text, JSON, CSV or a Markdown table for pull-request
+// comments: the sections below describe each. Package compare makes every
+// decision (changed, significant, regression); this package only lays the
+// figures out. [Write] picks the writer by [Options.Format]; [Summary]
+// counts regressions and improvements for exit codes.
+//
+// The other writers take the other packages' results: [WriteLayoutText]
+// and [WriteLayoutJSON] a [layout.DiffResult], [WriteTriage] a
+// [triage.Result] (text, Markdown, JSON or a 0-day email) and
+// [WriteBisect] a [BisectReport] around a [bisect.Result] (the same four).
 //
 // # ncompare (the default)
 //

@@ -44,7 +44,7 @@ func (e *engine) sentence() string {
 		switch {
 		case e.byIdentity:
 			fmt.Fprintf(&b, "No change in %s: the two builds are byte-identical (the plain comparison shows %+.1f%%, %s).", m, pc.Change, e.plain.d.Decision)
-		case e.sweep != nil && e.sweep.outcome == "same":
+		case e.sweep != nil && e.sweep.outcome == OutcomeSame:
 			fmt.Fprintf(&b, "No change in %s beyond ±%g%%: %s.", m, e.opt.MinEffect, e.equivText())
 		default:
 			fmt.Fprintf(&b, "No change in %s beyond ±%g%%: neither the plain build (%+.1f%%) nor the forced-alignment build (%+.1f%%) changes", m, e.opt.MinEffect, pc.Change, e.forcedOut.d.Comparison.Change)
@@ -57,7 +57,7 @@ func (e *engine) sentence() string {
 		fmt.Fprintf(&b, "Inconclusive: %s changes by %+.1f%% in the plain build (%s)", m, pc.Change, e.plain.d.Decision)
 		if e.sweep != nil && !e.sweep.noEffect {
 			fmt.Fprintf(&b, ", and %s", e.robustShort())
-			if e.sweep.outcome == "same" {
+			if e.sweep.outcome == OutcomeSame {
 				b.WriteString(", so the plain change is a layout artifact")
 			}
 		}
@@ -166,7 +166,7 @@ func (e *engine) settle() []string {
 	if sw := e.sweep; sw != nil && sw.noEffect {
 		out = append(out, "the build ignores the layout knobs: pick the --preset of its toolchain, or map the PERFBOT_* variables in the build command (docs/knobs.md)")
 	}
-	if sw := e.sweep; sw != nil && sw.outcome == "unclear" {
+	if sw := e.sweep; sw != nil && sw.outcome == OutcomeUnclear {
 		if sw.canGrow && !sw.noEffect && sw.layouts < knobs.MaxLayouts {
 			out = append(out, fmt.Sprintf("the layout sweep stopped at %d layouts; more layouts would narrow its interval (%+.1f%% to %+.1f%%)", sw.layouts, sw.lc.Lo, sw.lc.Hi))
 		} else {
@@ -193,4 +193,4 @@ func abs(x float64) float64 {
 }
 
 // kindName names a symbol kind for Suspect.Kind.
-func kindName(k layout.Kind) string { return k.String() }
+func kindName(k layout.Kind) SuspectKind { return SuspectKind(k.String()) }

@@ -155,7 +155,7 @@ func (s *simLab) inspect(context.Context) (*inspection, error) {
 			OffA: uint64(16 * mod4(m.baseText)), OffB: uint64(16 * mod4(m.baseText+m.textShift))}
 	}
 	in.padding = p
-	in.suspects = []Suspect{{Name: p.Symbol, Kind: p.Kind.String(), Section: p.Section, OffBase: p.OffA, OffChanged: p.OffB}}
+	in.suspects = []Suspect{{Name: p.Symbol, Kind: SuspectKind(p.Kind.String()), Section: p.Section, OffBase: p.OffA, OffChanged: p.OffB}}
 	in.restore = job.Variant{Name: "restore", Env: map[string]string{"PAD": "1"}}
 	in.control = job.Variant{Name: "control", Env: map[string]string{"PAD": ""}}
 	return in, nil

@@ -1,8 +1,13 @@
 // Package triage decides whether a performance change between two commits
-// is real or an artifact of code or data alignment, and gathers the
-// experiments that show it, the way a 0-day engineer triages a report by
-// hand: rebuild with forced alignment, rebuild under other layouts, pad the
-// moved symbol back and see whether the old figure returns.
+// is real or an artifact of code or data alignment, with the experiments
+// that show it.
+//
+// It works the way a 0-day engineer triages a report by hand: rebuild with
+// forced alignment, rebuild under other layouts, pad the moved symbol back
+// and see whether the old figure returns. [Run] returns a [Result]: the
+// [Verdict] and its sentence, each [Experiment] that ran (a [Column] per
+// build, and for the layout sweep a [LayoutRow] per layout), the estimate
+// across layouts ([Robust]) and the layout diff's top symbols ([Suspect]).
 //
 // [Run] goes through the experiments in the order that reaches a verdict
 // with the fewest runs, and stops as soon as the verdict is clear:
@@ -208,21 +213,59 @@ type Robust struct {
 	WithinCV                            float64
 }
 
+// SuspectKind says what a suspect symbol is.
+type SuspectKind string
+
+// Suspect kinds, the words of layout.Kind.
+const (
+	FuncSuspect   SuspectKind = "func"   // code
+	ObjectSuspect SuspectKind = "object" // data
+)
+
 // Suspect is one symbol of the layout diff's ranking.
 type Suspect struct {
 	Name    string
-	Kind    string // "func" or "object"
+	Kind    SuspectKind // FuncSuspect or ObjectSuspect
 	Section string
 	// OffBase and OffChanged are its offsets inside its 64-byte line.
 	OffBase, OffChanged uint64
 	Why                 string
 }
 
+// ExperimentName identifies an experiment of a triage. Its values are
+// stable identifiers: JSON output relies on them.
+type ExperimentName string
+
+// Experiment names.
+const (
+	PlainExperiment   ExperimentName = "plain"            // the two commits as they build
+	SweepExperiment   ExperimentName = "layout-sweep"     // both commits under several layouts
+	ForcedExperiment  ExperimentName = "forced-alignment" // both commits with forced alignment
+	RestoreExperiment ExperimentName = "restore"          // the changed commit padded back
+)
+
+// Outcome is an experiment's answer. Its values are stable identifiers:
+// JSON output relies on them.
+type Outcome string
+
+// Outcomes. OutcomeDifferent, OutcomeSame and OutcomeUnknown are the
+// words of stats.Decision.
+const (
+	OutcomeDifferent     Outcome = "different"
+	OutcomeSame          Outcome = "same"
+	OutcomeUnknown       Outcome = "unknown"
+	OutcomeSignificant   Outcome = "significant"
+	OutcomeUnclear       Outcome = "unclear"
+	OutcomeUninformative Outcome = "uninformative"
+	OutcomeFailed        Outcome = "failed"
+)
+
 // Experiment is one experiment of a triage: its builds (columns) and what
 // they show.
 type Experiment struct {
-	// Name is "plain", "layout-sweep", "forced-alignment" or "restore".
-	Name string
+	// Name is PlainExperiment, SweepExperiment, ForcedExperiment or
+	// RestoreExperiment.
+	Name ExperimentName
 	// Title says what was built, in words.
 	Title string
 	// Columns are the builds compared, the base first; each later one is
@@ -230,11 +273,12 @@ type Experiment struct {
 	Columns []Column
 	// Runs is the number of runs of each build (per layout for the sweep).
 	Runs int
-	// Outcome is the experiment's answer: "different", "same" or "unknown"
-	// (stats.Decide) for the paired experiments; "significant", "same",
-	// "unclear" or "uninformative" for the sweep; "failed" when most runs
-	// of a build failed, which ends the triage.
-	Outcome string
+	// Outcome is the experiment's answer: OutcomeDifferent, OutcomeSame
+	// or OutcomeUnknown (stats.Decide) for the paired experiments;
+	// OutcomeSignificant, OutcomeSame, OutcomeUnclear or
+	// OutcomeUninformative for the sweep; OutcomeFailed when most runs of
+	// a build failed, which ends the triage.
+	Outcome Outcome
 	// Change, Lo, Hi, P and Confidence are the main comparison's estimate
 	// in percent (changed vs base; for restore, changed+padding vs base).
 	Change, Lo, Hi, P, Confidence float64

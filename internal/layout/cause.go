@@ -1,0 +1,75 @@
+// CauseKind and Cause: why a shift run starts.
+
+package layout
+
+import "fmt"
+
+// CauseKind says why a shift run starts.
+type CauseKind uint8
+
+// Cause kinds.
+const (
+	Added        CauseKind = iota // a symbol present only in B
+	Removed                       // a symbol present only in A
+	Resized                       // the symbol before changed size
+	Reordered                     // symbols changed order or section
+	SectionMoved                  // the whole section starts elsewhere
+	Realigned                     // alignment padding changed (e.g. -falign-functions)
+)
+
+var causeNames = [...]string{"added", "removed", "resized", "reordered", "section moved", "realigned"}
+
+// String returns the kind in words: "added", "removed", "resized",
+// "reordered", "section moved" or "realigned".
+func (k CauseKind) String() string {
+	if int(k) < len(causeNames) {
+		return causeNames[k]
+	}
+	return fmt.Sprintf("CauseKind(%d)", k)
+}
+
+// Cause is one reason a shift run starts.
+type Cause struct {
+	Kind CauseKind
+	// Symbol is the symbol added (from B), removed (from A), resized or
+	// reordered (from B); nil for SectionMoved and Realigned.
+	Symbol *Symbol
+	// Bytes is the cause's contribution to the shift: +size for Added,
+	// -size for Removed, the size change for Resized, the section's move
+	// for SectionMoved, the rest for Realigned.
+	Bytes int64
+	// Count is 1 for a cause about one symbol. Added and Removed causes
+	// beyond the first few of a run are summed into one cause with Symbol
+	// nil and Count symbols; a Reordered cause counts the symbols of A found
+	// between the run and the one before it that moved elsewhere in B
+	// (Symbol is one of them, in B).
+	Count int
+}
+
+// String describes the cause in a few words, e.g.
+// "removed mds_user_clear (16 bytes)".
+func (c Cause) String() string {
+	switch {
+	case c.Kind == Added && c.Symbol == nil:
+		return fmt.Sprintf("added %d more symbols (%d bytes)", c.Count, c.Bytes)
+	case c.Kind == Added:
+		return fmt.Sprintf("added %s (%d bytes)", c.Symbol.Name, c.Bytes)
+	case c.Kind == Removed && c.Symbol == nil:
+		return fmt.Sprintf("removed %d more symbols (%d bytes)", c.Count, -c.Bytes)
+	case c.Kind == Removed:
+		return fmt.Sprintf("removed %s (%d bytes)", c.Symbol.Name, -c.Bytes)
+	case c.Kind == Resized:
+		return fmt.Sprintf("%s resized (%+d bytes)", c.Symbol.Name, c.Bytes)
+	case c.Kind == Reordered && c.Count > 1 && c.Symbol != nil:
+		return fmt.Sprintf("%d symbols moved out of order (such as %s)", c.Count, c.Symbol.Name)
+	case c.Kind == Reordered && c.Symbol != nil:
+		return fmt.Sprintf("%s moved out of order", c.Symbol.Name)
+	case c.Kind == Reordered:
+		return fmt.Sprintf("%d symbols moved out of order", c.Count)
+	case c.Kind == SectionMoved:
+		return fmt.Sprintf("section start moved %+d bytes", c.Bytes)
+	case c.Kind == Realigned:
+		return fmt.Sprintf("alignment padding changed (%+d bytes)", c.Bytes)
+	}
+	return c.Kind.String()
+}

@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -20,14 +17,12 @@ import (
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/knobs"
 	"github.com/perfbot/perfbot/internal/measure"
-	"github.com/perfbot/perfbot/internal/metric"
 	"github.com/perfbot/perfbot/internal/progress"
 	"github.com/perfbot/perfbot/internal/report"
 	runner "github.com/perfbot/perfbot/internal/run"
 	"github.com/perfbot/perfbot/internal/store"
+	"github.com/perfbot/perfbot/internal/triage"
 )
-
-func init() { commands = append(commands, newBisectCmd) }
 
 // bisectFlags are the flags of perfbot bisect.
 type bisectFlags struct {
@@ -48,9 +43,6 @@ type bisectFlags struct {
 	jobName           string
 	restart, noTriage bool
 }
-
-// bisectStateKind is the kind of bisection states in the results store.
-const bisectStateKind = "bisect"
 
 func newBisectCmd(a *app) *cobra.Command {
 	var f bisectFlags
@@ -104,7 +96,7 @@ confirmed culprit (the ends do not differ, the check did not confirm, or
 skipped commits leave several candidates); 2 bad input or an error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return bisectJob(cmd.Context(), a, f, args[0])
+			return bisectJob(cmd.Context(), a, cmd, f, args[0])
 		},
 	}
 	fl := cmd.Flags()
@@ -134,10 +126,6 @@ skipped commits leave several candidates); 2 bad input or an error.`,
 	return cmd
 }
 
-// bisectTriage triages parent vs culprit for the plain mode; nil leaves the
-// report without a triage verdict.
-var bisectTriage func(ctx context.Context, a *app, s *session, j *job.Job, cpu int, metricName string, preset knobs.Preset, parent, culprit gitrev.Commit) (*bisect.Triage, error)
-
 // validate checks the flags that need no job.
 func (f *bisectFlags) validate() error {
 	var errs []error
@@ -150,10 +138,8 @@ func (f *bisectFlags) validate() error {
 	if !slices.Contains(report.BisectFormats, f.format) {
 		errs = append(errs, fmt.Errorf("--format %q: want one of %s", f.format, strings.Join(report.BisectFormats, ", ")))
 	}
-	switch f.robust {
-	case "", "forced", "sweep":
-	default:
-		errs = append(errs, fmt.Errorf("--layout-robust %q: want forced or sweep", f.robust))
+	if _, err := bisect.ParseMode(f.robust); err != nil {
+		errs = append(errs, err)
 	}
 	if f.robust == "sweep" && (f.layouts < 2 || f.layouts > knobs.MaxLayouts) {
 		errs = append(errs, fmt.Errorf("--layouts %d: want 2 to %d", f.layouts, knobs.MaxLayouts))
@@ -167,27 +153,6 @@ func (f *bisectFlags) validate() error {
 		errs = append(errs, fmt.Errorf("--effect %v: want a percentage above 0", f.effect))
 	}
 	return errors.Join(errs...)
-}
-
-// pickMetric resolves --metric against the job.
-func (f *bisectFlags) pickMetric(j *job.Job) (string, metric.Better, error) {
-	var own []string
-	for _, m := range j.Metrics {
-		own = append(own, m.Name)
-	}
-	name := f.metric
-	if name == "" {
-		if len(own) != 1 {
-			return "", 0, fmt.Errorf("--metric is required: job %s produces %s", j.Name, strings.Join(own, ", "))
-		}
-		name = own[0]
-	}
-	stored, better, ok := bisect.MetricOf(j, name)
-	if !ok {
-		return "", 0, fmt.Errorf("--metric %q: job %s (%s) does not produce it; it produces %s, and the builtin wall, user, sys and maxrss",
-			name, j.Name, j.File, strings.Join(own, ", "))
-	}
-	return stored, better, nil
 }
 
 // bisectPath resolves the revisions and the first-parent path between them,
@@ -220,57 +185,46 @@ func bisectPath(ctx context.Context, repo *gitrev.Repo, goodRev, badRev string) 
 		goodRev, good.Short(), badRev, bad.Short(), err)
 }
 
-func bisectJob(ctx context.Context, a *app, f bisectFlags, jobFile string) error {
+func bisectJob(ctx context.Context, a *app, cmd *cobra.Command, f bisectFlags, jobFile string) error {
 	if err := f.validate(); err != nil {
 		return err
 	}
+	mode, _ := bisect.ParseMode(f.robust)
 	j, err := pickJob(jobFile, f.jobName)
 	if err != nil {
 		return err
 	}
-	metricName, better, err := f.pickMetric(j)
+	if f.metric == "" && len(j.Metrics) > 1 {
+		return fmt.Errorf("--metric is required: job %s produces %s", j.Name, strings.Join(j.MetricNames(), ", "))
+	}
+	ref, err := j.ResolveMetric(f.metric)
+	if err != nil {
+		return fmt.Errorf("--metric %q: %w", f.metric, err)
+	}
+	s, err := measure.Open(ctx, j, f.storeDir)
 	if err != nil {
 		return err
 	}
-	s, err := openSession(ctx, j, f.storeDir)
+	defer s.Close()
+	good, path, err := bisectPath(ctx, s.Repo, f.good, f.bad)
 	if err != nil {
 		return err
 	}
-	defer s.close()
-	good, path, err := bisectPath(ctx, s.repo, f.good, f.bad)
-	if err != nil {
-		return err
-	}
+	bad := path[len(path)-1]
 
-	// Build variants of the mode.
-	variants := []job.Variant{{}}
 	var preset knobs.Preset
-	mode, detail := "plain", ""
-	if f.robust != "" || (!f.noTriage && f.fixed == 0) {
-		preset, err = knobs.LookupIn(f.knobs, filepath.Join(s.store.Dir(), "knobs"))
+	doTriage := mode == bisect.Plain && !f.noTriage && f.fixed == 0
+	if mode != bisect.Plain || doTriage {
+		preset, err = knobs.LookupIn(f.knobs, filepath.Join(s.Store.Dir(), "knobs"))
 		if err != nil {
 			return fmt.Errorf("--knobs: %w", err)
 		}
 	}
-	switch f.robust {
-	case "forced":
-		mode = "forced"
-		variants = []job.Variant{preset.ForcedAlignment()}
-		detail = fmt.Sprintf("variant %s of the %s knobs", variants[0].Name, preset.Name())
-	case "sweep":
-		mode = "sweep"
-		variants = preset.TextLayouts(f.layouts)
-		if len(variants) < 2 {
-			return fmt.Errorf("--layout-robust sweep: the %s knobs have no text layouts; use --layout-robust forced", preset.Name())
-		}
-		var names []string
-		for _, v := range variants {
-			names = append(names, bisectOr(v.Name, "plain"))
-		}
-		detail = fmt.Sprintf("%d text layouts of the %s knobs: %s", len(variants), preset.Name(), strings.Join(names, ", "))
+	variants, detail, err := mode.Variants(preset, f.layouts)
+	if err != nil {
+		return err
 	}
-
-	cpu, err := chooseCPU(ctx, a, j, f.cpu, max(f.endRuns, 6), f.effect)
+	cpu, err := measure.ChooseCPU(ctx, cpuMode(f.cpu, j), max(f.endRuns, 6), f.effect, a.logf)
 	if err != nil {
 		return err
 	}
@@ -283,50 +237,39 @@ func bisectJob(ctx context.Context, a *app, f bisectFlags, jobFile string) error
 	}
 
 	// The saved state of the same bisection, if any.
-	key := bisectStateKey(j, good, path[len(path)-1], metricName, variants, f)
-	var resume *bisect.State
-	if f.restart {
-		if err := s.store.DeleteState(ctx, bisectStateKind, key); err != nil {
-			return err
-		}
-	} else if data, err := s.store.GetState(ctx, bisectStateKind, key); err == nil {
-		resume = new(bisect.State)
-		if err := json.Unmarshal(data, resume); err != nil {
-			return fmt.Errorf("reading the saved bisection %s in %s: %v (use --restart)", key, s.store.Path(), err)
-		}
-		fmt.Fprintf(a.stderr, "perfbot: bisect: resuming the saved bisection %s\n", key)
-	} else if !errors.Is(err, store.ErrNotFound) {
+	key := bisect.StateKey(j, good.Hash, bad.Hash, ref.Name, variants, fmt.Sprintf("improvement %v alpha %v effect %v runs %d %d %d %d fixed %d",
+		f.improvement, f.alpha, f.effect, f.endRuns, f.stepRuns, f.maxRuns, f.checkRuns, f.fixed))
+	resume, err := bisect.LoadState(ctx, s.Store, key, f.restart)
+	if err != nil {
 		return err
 	}
+	if resume != nil {
+		a.logf("bisect: resuming the saved bisection %s", key)
+	}
 
-	m := &bisect.StoreMeasurer{Job: j, Store: s.store, Builder: s.builder, Repo: s.repo, Metric: metricName,
-		Variants: variants, CPU: cpu, Progress: progress.New(a.stderr, a.stderrTTY),
-		Log: func(l string) { fmt.Fprintf(a.stderr, "perfbot: bisect: %s\n", l) }}
+	logf := func(l string) { a.logf("bisect: %s", l) }
+	m := &bisect.StoreMeasurer{Job: j, Store: s.Store, Builder: s.Builder, Repo: s.Repo, Metric: ref.Name,
+		Variants: variants, CPU: cpu, Progress: progress.New(a.stderr, a.stderrTTY), Log: logf}
 	if f.seed != 0 {
 		m.Rand = rand.New(rand.NewSource(f.seed))
 	}
 	defer m.Wait()
 	opt := bisect.Options{
-		Measurer: m, Metric: metricName, Better: better, Improvement: f.improvement,
+		Measurer: m, Metric: ref.Name, Better: ref.Better, Improvement: f.improvement,
 		Alpha: f.alpha, MinEffect: f.effect / 100,
 		EndRuns: f.endRuns, StepRuns: f.stepRuns, MaxRuns: f.maxRuns, CheckRuns: f.checkRuns,
-		Fixed: f.fixed, Speculate: spec, Resume: resume,
-		Save: func(ctx context.Context, st *bisect.State) error {
-			data, err := json.Marshal(st)
-			if err != nil {
-				return err
-			}
-			return s.store.PutState(ctx, bisectStateKind, key, data)
-		},
-		Log: m.Log,
+		Fixed: f.fixed, Speculate: spec, Resume: resume, Save: bisect.SaveState(s.Store, key), Log: logf,
 	}
-	if mode == "plain" && !f.noTriage && f.fixed == 0 {
-		if bisectTriage == nil {
-			m.Log("triage is not available in this build of perfbot: the report will not say whether the culprit is real")
-		} else {
-			opt.Triage = func(ctx context.Context, parent, culprit gitrev.Commit) (*bisect.Triage, error) {
-				return bisectTriage(ctx, a, s, j, cpu, metricName, preset, parent, culprit)
+	if doTriage {
+		opt.Triage = func(ctx context.Context, parent, culprit gitrev.Commit) (*bisect.Triage, error) {
+			res, err := triage.Run(ctx, triage.Options{
+				Job: j, Store: s.Store, Builder: s.Builder, CPU: cpu, Metric: ref.Name, Preset: preset.Name(),
+				Progress: progress.New(a.stderr, a.stderrTTY), Log: a.stderr,
+			}, parent, culprit)
+			if err != nil {
+				return nil, err
 			}
+			return &bisect.Triage{Verdict: string(res.Verdict), Sentence: res.Sentence}, nil
 		}
 	}
 	res, err := bisect.Run(ctx, opt, good, path)
@@ -340,10 +283,10 @@ func bisectJob(ctx context.Context, a *app, f bisectFlags, jobFile string) error
 		return err
 	}
 
-	r := &report.BisectReport{Result: res, Job: j.Name, Repo: j.Repo, Params: j.Params, Mode: mode, ModeDetail: detail,
-		Command: bisectCommand(jobFile, good, path[len(path)-1], metricName, f)}
+	r := &report.BisectReport{Result: res, Job: j.Name, Repo: j.Repo, Params: j.Params, Mode: string(mode), ModeDetail: detail,
+		Command: reproduce(cmd, []string{jobFile}, map[string]string{"good": good.Short(), "bad": bad.Short(), "metric": ref.Name})}
 	if res.Culprit != nil && res.Check != nil {
-		r.Table, err = bisectTable(ctx, a, s.store, j, res, variants)
+		r.Table, err = bisectTable(ctx, a, s.Store, j, res, variants)
 		if err != nil {
 			return err
 		}
@@ -359,38 +302,6 @@ func bisectJob(ctx context.Context, a *app, f bisectFlags, jobFile string) error
 
 // exitNoCulprit is bisect's exit status when it found no confirmed culprit.
 const exitNoCulprit = 1
-
-func bisectOr(s, ifEmpty string) string {
-	if s == "" {
-		return ifEmpty
-	}
-	return s
-}
-
-// bisectStateKey names a bisection by everything that changes its
-// decisions.
-func bisectStateKey(j *job.Job, good, bad gitrev.Commit, metricName string, variants []job.Variant, f bisectFlags) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "bisect v1\njob %s\ngood %s\nbad %s\nmetric %q\n", j.Key(), good.Hash, bad.Hash, metricName)
-	for _, v := range variants {
-		fmt.Fprintf(h, "variant %s\n", measure.VariantID(v))
-	}
-	fmt.Fprintf(h, "improvement %v alpha %v effect %v runs %d %d %d %d fixed %d\n",
-		f.improvement, f.alpha, f.effect, f.endRuns, f.stepRuns, f.maxRuns, f.checkRuns, f.fixed)
-	return hex.EncodeToString(h.Sum(nil))[:16]
-}
-
-// bisectCommand is the command line that reproduces the bisection.
-func bisectCommand(jobFile string, good, bad gitrev.Commit, metricName string, f bisectFlags) string {
-	s := fmt.Sprintf("perfbot bisect %s --good %s --bad %s --metric %s", jobFile, good.Short(), bad.Short(), metricName)
-	if f.robust != "" {
-		s += " --layout-robust " + f.robust
-	}
-	if f.improvement {
-		s += " --improvement"
-	}
-	return s
-}
 
 // bisectTable is the 0-day table of parent vs culprit over every metric,
 // from the check's fresh interleaved runs.

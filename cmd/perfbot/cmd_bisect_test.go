@@ -230,9 +230,6 @@ func TestBisectPlainTriage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("bisects 32 real commits and triages the culprit")
 	}
-	if bisectTriage == nil {
-		t.Skip("perfbot triage is not linked in")
-	}
 	r := bisectDemo(t, 32, 3)
 	real, align := demoTruth(r)
 	for attempt := 1; ; attempt++ {

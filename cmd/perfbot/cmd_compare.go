@@ -1,34 +1,20 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/csv"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math/rand"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 
-	"github.com/perfbot/perfbot/internal/build"
 	"github.com/perfbot/perfbot/internal/compare"
-	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/measure"
-	"github.com/perfbot/perfbot/internal/metric"
 	"github.com/perfbot/perfbot/internal/progress"
 	"github.com/perfbot/perfbot/internal/report"
-	runner "github.com/perfbot/perfbot/internal/run"
-	"github.com/perfbot/perfbot/internal/store"
 )
-
-func init() { commands = append(commands, newCompareCmd) }
 
 // compareFlags are the flags of perfbot compare.
 type compareFlags struct {
@@ -107,161 +93,25 @@ func isJobFile(path string) bool {
 	return ext == ".yaml" || ext == ".yml"
 }
 
-// session is what measuring a job needs: the store, the repository, the
-// builder and the CPU to pin to.
-type session struct {
-	store   *store.Store
-	repo    *gitrev.Repo
-	builder *build.Builder
-	release func() // the store's measuring lock
-}
-
-// close releases the lock and closes the store.
-func (s *session) close() {
-	s.release()
-	s.store.Close()
-}
-
-// openSession opens the store and the repository of an atomic job and
-// takes the store's measuring lock; close it with session.close.
-func openSession(ctx context.Context, j *job.Job, storeDir string) (*session, error) {
-	if storeDir == "" {
-		storeDir = filepath.Join(filepath.Dir(j.File), ".perfbot")
-	}
-	st, err := store.Open(storeDir)
-	if err != nil {
-		return nil, fmt.Errorf("opening results store: %w", err)
-	}
-	repo, err := gitrev.Open(ctx, j.Repo)
-	if err != nil {
-		st.Close()
-		return nil, fmt.Errorf("%s: repo: %w", j.File, err)
-	}
-	release, err := st.Lock()
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	return &session{store: st, repo: repo, builder: &build.Builder{Repo: repo, Store: st, Dir: storeDir}, release: release}, nil
-}
-
-// pickJob loads a job file and returns its atomic job named name, or its
-// only one when name is "" (triage and bisect work on one atomic job).
-func pickJob(path, name string) (*job.Job, error) {
-	jobs, err := job.Load(path)
-	if err != nil {
-		return nil, err
-	}
-	if name == "" && len(jobs) == 1 {
-		return jobs[0], nil
-	}
-	var names []string
-	for _, j := range jobs {
-		if j.Name == name {
-			return j, nil
-		}
-		names = append(names, j.Name)
-	}
-	if name == "" {
-		return nil, fmt.Errorf("%s expands into %d atomic jobs; pick one with --job: %s", path, len(jobs), strings.Join(names, ", "))
-	}
-	return nil, fmt.Errorf("--job %q: %s has no such atomic job; it has: %s", name, path, strings.Join(names, ", "))
-}
-
-// resolve turns revision arguments into commits, naming every unknown one.
-func (s *session) resolve(ctx context.Context, revs []string) ([]gitrev.Commit, error) {
-	var commits []gitrev.Commit
-	var errs []error
-	for _, r := range revs {
-		c, err := s.repo.Resolve(ctx, r)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		commits = append(commits, c)
-	}
-	return commits, errors.Join(errs...)
-}
-
-// chooseCPU decides where runs are pinned: the flag, else the job's run.cpu;
-// "auto" calibrates and picks the quietest CPU, warning when the machine is
-// too noisy for the effect asked for.
-func chooseCPU(ctx context.Context, a *app, j *job.Job, flag string, runs int, effect float64) (int, error) {
-	mode := flag
-	if mode == "" {
-		mode = j.Run.CPU
-	}
-	switch mode {
-	case "", "auto":
-		cal, err := runner.Calibrate(ctx, runner.Allowed(), runner.CalibrateOptions{})
-		if err != nil {
-			fmt.Fprintf(a.stderr, "perfbot: CPU calibration failed (%v); not pinning\n", err)
-			return -1, nil
-		}
-		cpu := cal.Quietest()
-		cv := cal.CV(cpu)
-		fmt.Fprintf(a.stderr, "perfbot: %s; pinning runs to CPU %d\n", cal, cpu)
-		if mde := 100 * runner.MinDetectableEffect(cv, runs); effect > 0 && mde > effect {
-			fmt.Fprintf(a.stderr, "perfbot: warning: machine too noisy for a %.3g%% effect with %d runs (CV %.1f%% on CPU %d): the smallest detectable change is about %.3g%%; need about %d runs\n",
-				effect, runs, 100*cv, cpu, mde, runner.RunsNeeded(cv, effect/100))
-		}
-		return cpu, nil
-	case "none":
-		return -1, nil
-	default:
-		n, err := strconv.Atoi(mode)
-		if err != nil || n < 0 {
-			return 0, fmt.Errorf("--cpu %q: want auto, none or a CPU number", mode)
-		}
-		return n, nil
-	}
-}
-
 func compareJob(ctx context.Context, a *app, f compareFlags, jobFile string, revs []string) error {
 	jobs, err := job.Load(jobFile)
 	if err != nil {
 		return err
 	}
-	// A params matrix gives one table per atomic job. Text formats print
-	// them one after another under a "job:" line; json becomes one document
-	// with a jobs array and csv gets a leading job column, so that machines
-	// can still read the output as one.
+	// A params matrix gives one table per atomic job.
 	regressions := 0
-	var docs []json.RawMessage
-	for i, j := range jobs {
+	var tables []report.JobTable
+	for _, j := range jobs {
 		t, err := measureTable(ctx, a, f, j, revs)
 		if err != nil {
 			return err
 		}
 		r, _ := t.Regressions()
 		regressions += r
-		var buf bytes.Buffer
-		if err := report.Write(&buf, t, report.Options{All: f.all, Format: f.format}); err != nil {
-			return err
-		}
-		switch {
-		case len(jobs) == 1:
-			_, err = a.stdout.Write(buf.Bytes())
-		case f.format == "json":
-			doc, _ := json.Marshal(map[string]any{"job": j.Name, "job_key": j.Key(), "comparison": json.RawMessage(buf.Bytes())})
-			docs = append(docs, doc)
-		case f.format == "csv":
-			err = writeCSVWithJob(a.stdout, buf.Bytes(), j.Name, i == 0)
-		default:
-			fmt.Fprintf(a.stdout, "job: %s\n\n", j.Name)
-			_, err = a.stdout.Write(buf.Bytes())
-			fmt.Fprintln(a.stdout)
-		}
-		if err != nil {
-			return err
-		}
+		tables = append(tables, report.JobTable{Name: j.Name, Key: j.Key(), Table: t})
 	}
-	if docs != nil {
-		out, err := json.MarshalIndent(map[string]any{"jobs": docs}, "", "  ")
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(a.stdout, "%s\n", out)
+	if err := report.WriteJobs(a.stdout, tables, report.Options{All: f.all, Format: f.format}); err != nil {
+		return err
 	}
 	if regressions > 0 {
 		return errRegression
@@ -269,38 +119,14 @@ func compareJob(ctx context.Context, a *app, f compareFlags, jobFile string, rev
 	return nil
 }
 
-// writeCSVWithJob copies a CSV report with a leading "job" column; the
-// header line is written only for the first job.
-func writeCSVWithJob(w io.Writer, data []byte, name string, header bool) error {
-	recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
-	if err != nil {
-		return err
-	}
-	cw := csv.NewWriter(w)
-	for i, rec := range recs {
-		if i == 0 && !header {
-			continue
-		}
-		first := name
-		if i == 0 {
-			first = "job"
-		}
-		if err := cw.Write(append([]string{first}, rec...)); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
 // measureTable measures revs of one atomic job and builds the table.
 func measureTable(ctx context.Context, a *app, f compareFlags, j *job.Job, revs []string) (*compare.Table, error) {
-	s, err := openSession(ctx, j, f.storeDir)
+	s, err := measure.Open(ctx, j, f.storeDir)
 	if err != nil {
 		return nil, err
 	}
-	defer s.close()
-	commits, err := s.resolve(ctx, revs)
+	defer s.Close()
+	commits, err := s.Resolve(ctx, revs)
 	if err != nil {
 		return nil, err
 	}
@@ -318,7 +144,7 @@ func measureTable(ctx context.Context, a *app, f compareFlags, j *job.Job, revs 
 	if runs < 3 {
 		return nil, fmt.Errorf("--runs %d: need at least 3 runs per revision", runs)
 	}
-	cpu, err := chooseCPU(ctx, a, j, f.cpu, runs, f.effect)
+	cpu, err := measure.ChooseCPU(ctx, cpuMode(f.cpu, j), runs, f.effect, a.logf)
 	if err != nil {
 		return nil, err
 	}
@@ -326,15 +152,15 @@ func measureTable(ctx context.Context, a *app, f compareFlags, j *job.Job, revs 
 	for i, c := range commits {
 		targets[i] = measure.Target{Commit: c, Variant: v}
 	}
-	opt := measure.Options{Store: s.store, Builder: s.builder, Runs: runs, CPU: cpu, WholeRounds: true,
-		Progress: progress.New(a.stderr, a.stderrTTY)}
+	opt := measure.Options{Store: s.Store, Builder: s.Builder, Runs: runs, CPU: cpu, WholeRounds: true, Retry: true,
+		Progress: progress.New(a.stderr, a.stderrTTY), Wait: a.waitf}
 	if f.seed != 0 {
 		opt.Rand = rand.New(rand.NewSource(f.seed))
 	}
 	out, err := measure.Measure(ctx, j, targets, opt)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("interrupted (%v): every finished run is stored in %s; run the same command again to resume", ctx.Err(), s.store.Dir())
+			return nil, fmt.Errorf("interrupted (%v): every finished run is stored in %s; run the same command again to resume", ctx.Err(), s.Store.Dir())
 		}
 		return nil, err
 	}
@@ -346,7 +172,7 @@ func measureTable(ctx context.Context, a *app, f compareFlags, j *job.Job, revs 
 		srcs[i] = compare.Source{Commit: t.Target.Commit, Variant: v.Name, Layouts: []string{measure.VariantID(v)},
 			Round: compare.InRounds(out.Rounds)}
 	}
-	t, err := compare.FromStore(ctx, s.store, j.Key(), srcs, f.alpha)
+	t, err := compare.FromStore(ctx, s.Store, j.Key(), srcs, f.alpha)
 	if t != nil {
 		_ = report.WriteFailures(a.stderr, t)
 	}
@@ -358,48 +184,13 @@ func measureTable(ctx context.Context, a *app, f compareFlags, j *job.Job, revs 
 
 // compareFiles compares Go benchmark result files, like benchstat.
 func compareFiles(a *app, f compareFlags, paths []string) error {
-	// Read the files in parallel: parsing is most of the work.
-	files := make([]*metric.BenchFile, len(paths))
-	errs := make([]error, len(paths))
-	var wg sync.WaitGroup
-	for i, p := range paths {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			files[i], errs[i] = metric.ReadGoBenchFile(p)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	t, warnings, err := compare.FromFiles(paths, f.alpha)
+	if err != nil {
 		return err
 	}
-	var cols []compare.Column
-	index := map[string]int{}
-	var series []compare.Series
-	for c, bf := range files {
-		for _, w := range bf.Warnings {
-			fmt.Fprintf(a.stderr, "perfbot: warning: %v\n", w)
-		}
-		cols = append(cols, compare.Column{ID: paths[c]})
-		for _, m := range bf.Series {
-			key := m.Config + "\x00" + m.Name + "\x00" + m.Unit
-			i, ok := index[key]
-			if !ok {
-				i = len(series)
-				index[key] = i
-				series = append(series, compare.Series{Metric: m.Name, Unit: m.Unit, Better: m.Better, KPI: true,
-					Samples: make([][]compare.Sample, len(paths))})
-			}
-			ss := make([]compare.Sample, len(m.Values))
-			for k, v := range m.Values {
-				ss[k] = compare.Sample{Pair: compare.Pair{Round: k + 1}, Value: v}
-			}
-			series[i].Samples[c] = ss
-			cols[c].Runs = max(cols[c].Runs, len(m.Values))
-		}
-		files[c] = nil // the series hold the values now: let the parse go
+	for _, w := range warnings {
+		a.logf("warning: %v", w)
 	}
-	t := compare.Build(cols, series, false, f.alpha)
 	if f.fdr {
 		t.AdjustFDR()
 	}

@@ -13,8 +13,6 @@ import (
 	"github.com/perfbot/perfbot/internal/report"
 )
 
-func init() { commands = append(commands, newDemoCmd) }
-
 func newDemoCmd(a *app) *cobra.Command {
 	var f compareFlags
 	var dir string
@@ -80,7 +78,7 @@ yourself afterwards; demo prints the commands.`,
 				fmt.Fprintf(a.stdout, "\nperfbot triage %.12s %.12s (%s):\n\n", base.Hash, text.Hash, text.Subject)
 				tf := defaultTriageFlags()
 				tf.cpu = f.cpu
-				err := triageJob(ctx, a, tf, repo.JobFile, base.Hash, text.Hash)
+				err := triageJob(ctx, a, newTriageCmd(a), tf, repo.JobFile, base.Hash, text.Hash)
 				var coded interface{ ExitCode() int }
 				if err != nil && !errors.Is(err, errRegression) && !errors.As(err, &coded) {
 					return err

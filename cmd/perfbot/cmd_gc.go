@@ -1,16 +1,11 @@
 package main
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
-
 	"github.com/spf13/cobra"
 
 	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/measure"
 )
-
-func init() { commands = append(commands, newGCCmd) }
 
 func newGCCmd(a *app) *cobra.Command {
 	var storeDir string
@@ -28,27 +23,16 @@ recreates a worktree from its commit and cached artifacts without building.`,
 			if err != nil {
 				return err
 			}
-			s, err := openSession(cmd.Context(), jobs[0], storeDir)
+			s, err := measure.Open(cmd.Context(), jobs[0], storeDir)
 			if err != nil {
 				return err
 			}
-			defer s.close()
-			dir := filepath.Join(s.store.Dir(), "worktrees")
-			entries, err := os.ReadDir(dir)
-			if err != nil && !os.IsNotExist(err) {
+			defer s.Close()
+			removed, dir, err := s.Builder.RemoveWorktrees(cmd.Context())
+			if err != nil {
 				return err
 			}
-			removed := 0
-			for _, e := range entries {
-				if !e.IsDir() {
-					continue
-				}
-				if err := s.repo.RemoveWorktree(cmd.Context(), filepath.Join(dir, e.Name())); err != nil {
-					return err
-				}
-				removed++
-			}
-			fmt.Fprintf(a.stderr, "perfbot: removed %d worktrees from %s; results and cached artifacts kept\n", removed, dir)
+			a.logf("removed %d worktrees from %s; results and cached artifacts kept", removed, dir)
 			return nil
 		},
 	}

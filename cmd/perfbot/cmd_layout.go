@@ -11,11 +11,10 @@ import (
 
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/layout"
+	"github.com/perfbot/perfbot/internal/measure"
 	"github.com/perfbot/perfbot/internal/profile"
 	"github.com/perfbot/perfbot/internal/report"
 )
-
-func init() { commands = append(commands, newLayoutCmd) }
 
 // layoutFlags are the flags of perfbot layout diff.
 type layoutFlags struct {
@@ -133,18 +132,18 @@ func buildArtifacts(ctx context.Context, a *app, f layoutFlags, jobFile, revA, r
 	if !ok {
 		return "", "", fmt.Errorf("--variant %q: job %s declares no such variant", f.variant, j.File)
 	}
-	s, err := openSession(ctx, j, f.storeDir)
+	s, err := measure.Open(ctx, j, f.storeDir)
 	if err != nil {
 		return "", "", err
 	}
-	defer s.close()
-	commits, err := s.resolve(ctx, []string{revA, revB})
+	defer s.Close()
+	commits, err := s.Resolve(ctx, []string{revA, revB})
 	if err != nil {
 		return "", "", err
 	}
 	var paths []string
 	for _, c := range commits {
-		res, err := s.builder.Build(ctx, j, c, v)
+		res, err := s.Builder.Build(ctx, j, c, v)
 		if err != nil {
 			return "", "", err
 		}

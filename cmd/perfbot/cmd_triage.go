@@ -4,26 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/perfbot/perfbot/internal/bisect"
-	"github.com/perfbot/perfbot/internal/gitrev"
-	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/knobs"
+	"github.com/perfbot/perfbot/internal/measure"
 	"github.com/perfbot/perfbot/internal/progress"
 	"github.com/perfbot/perfbot/internal/report"
 	"github.com/perfbot/perfbot/internal/triage"
 )
-
-func init() {
-	commands = append(commands, newTriageCmd)
-	bisectTriage = triageForBisect
-}
 
 // exitInconclusive is the exit status of a triage that reached no verdict.
 const exitInconclusive = 3
@@ -103,7 +94,7 @@ real improvement), 1 real regression, 2 error, 3 inconclusive.`,
 			if err := f.validate(); err != nil {
 				return err
 			}
-			return triageJob(cmd.Context(), a, f, args[0], args[1], args[2])
+			return triageJob(cmd.Context(), a, cmd, f, args[0], args[1], args[2])
 		},
 	}
 	d := defaultTriageFlags()
@@ -152,7 +143,7 @@ func (f *triageFlags) validate() error {
 	return errors.Join(errs...)
 }
 
-func triageJob(ctx context.Context, a *app, f triageFlags, jobFile, baseRev, changedRev string) error {
+func triageJob(ctx context.Context, a *app, cmd *cobra.Command, f triageFlags, jobFile, baseRev, changedRev string) error {
 	if !isJobFile(jobFile) {
 		return fmt.Errorf("triage %s: want a job file (.yaml or .yml)", jobFile)
 	}
@@ -160,28 +151,25 @@ func triageJob(ctx context.Context, a *app, f triageFlags, jobFile, baseRev, cha
 	if err != nil {
 		return err
 	}
-	if f.metric != "" && !jobHasMetric(j, f.metric) {
-		var names []string
-		for _, m := range j.Metrics {
-			names = append(names, m.Name)
-		}
-		return fmt.Errorf("--metric %q: job %s has metrics %s", f.metric, j.File, strings.Join(names, ", "))
+	ref, err := j.ResolveMetric(f.metric)
+	if err != nil {
+		return fmt.Errorf("--metric %q: %w", f.metric, err)
 	}
-	s, err := openSession(ctx, j, f.storeDir)
+	s, err := measure.Open(ctx, j, f.storeDir)
 	if err != nil {
 		return err
 	}
-	defer s.close()
-	commits, err := s.resolve(ctx, []string{baseRev, changedRev})
+	defer s.Close()
+	commits, err := s.Resolve(ctx, []string{baseRev, changedRev})
 	if err != nil {
 		return err
 	}
-	cpu, err := chooseCPU(ctx, a, j, f.cpu, 10, f.effect)
+	cpu, err := measure.ChooseCPU(ctx, cpuMode(f.cpu, j), 10, f.effect, a.logf)
 	if err != nil {
 		return err
 	}
 	opt := triage.Options{
-		Job: j, Store: s.store, Builder: s.builder, CPU: cpu, Metric: f.metric, Preset: f.preset,
+		Job: j, Store: s.Store, Builder: s.Builder, CPU: cpu, Metric: ref.Name, Preset: f.preset,
 		MaxRuns: f.maxRuns, Progress: progress.New(a.stderr, a.stderrTTY), Log: a.stderr,
 		Alpha: f.alpha, MinEffect: f.effect, Layouts: f.layouts, MaxLayouts: f.maxLayout, Seed: f.seed,
 	}
@@ -189,61 +177,12 @@ func triageJob(ctx context.Context, a *app, f triageFlags, jobFile, baseRev, cha
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.stderr, "perfbot: triage budget: %d runs (%d new), %d builds (%d new) in %.1fs; a fixed design would take %d runs\n",
+	a.logf("triage budget: %d runs (%d new), %d builds (%d new) in %.1fs; a fixed design would take %d runs",
 		res.Runs, res.NewRuns, res.Builds, res.NewBuilds, res.Wall.Seconds(), res.FixedRuns)
-	ropt := report.TriageOptions{Format: f.format, Machine: machine(cpu),
-		Command: fmt.Sprintf("perfbot triage %s %s %s --metric %s --preset %s", jobFile, baseRev, changedRev, res.Metric, f.preset)}
+	ropt := report.TriageOptions{Format: f.format, Machine: measure.DescribeMachine(cpu),
+		Command: reproduce(cmd, []string{jobFile, commits[0].Short(), commits[1].Short()}, map[string]string{"metric": res.Metric})}
 	if err := report.WriteTriage(a.stdout, res, ropt); err != nil {
 		return err
 	}
 	return triageExit(res.Verdict)
-}
-
-// jobHasMetric reports whether name is one of the job's metrics (or of a
-// metric family: a gobench or named-regex prefix).
-func jobHasMetric(j *job.Job, name string) bool {
-	for _, m := range j.Metrics {
-		if m.Name == name || (m.Name != "" && strings.HasPrefix(name, m.Name)) {
-			return true
-		}
-	}
-	return false
-}
-
-// machine describes the test machine for the email report.
-func machine(cpu int) string {
-	model := ""
-	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, line := range strings.Split(string(data), "\n") {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				model = strings.TrimSpace(v)
-				break
-			}
-		}
-	}
-	s := fmt.Sprintf("%d CPUs", runtime.NumCPU())
-	if model != "" {
-		s += " " + model
-	}
-	if cpu >= 0 {
-		s += fmt.Sprintf(", runs pinned to CPU %d", cpu)
-	}
-	return s
-}
-
-// triageForBisect triages a bisection's culprit against its parent, for
-// perfbot bisect's report.
-func triageForBisect(ctx context.Context, a *app, s *session, j *job.Job, cpu int, metricName string, preset knobs.Preset, parent, culprit gitrev.Commit) (*bisect.Triage, error) {
-	name := "c"
-	if preset != nil {
-		name = preset.Name()
-	}
-	res, err := triage.Run(ctx, triage.Options{
-		Job: j, Store: s.store, Builder: s.builder, CPU: cpu, Metric: metricName, Preset: name,
-		Progress: progress.New(a.stderr, a.stderrTTY), Log: a.stderr,
-	}, parent, culprit)
-	if err != nil {
-		return nil, err
-	}
-	return &bisect.Triage{Verdict: string(res.Verdict), Sentence: res.Sentence}, nil
 }

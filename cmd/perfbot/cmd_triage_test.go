@@ -37,7 +37,7 @@ func TestTriageBadInput(t *testing.T) {
 		{[]string{"triage", repo.JobFile, "main", "case/no-change", "--preset", "fortran"}, `--preset "fortran"`},
 		{[]string{"triage", repo.JobFile, "main", "case/no-change", "--max-runs", "5"}, "--max-runs 5: want at least 10"},
 		{[]string{"triage", repo.JobFile, "main", "case/no-change", "--layouts", "1"}, "--layouts 1"},
-		{[]string{"triage", repo.JobFile, "main", "case/no-change", "--metric", "nope_ms"}, `--metric "nope_ms": job ` + repo.JobFile + ` has metrics text_ms, data_ms`},
+		{[]string{"triage", repo.JobFile, "main", "case/no-change", "--metric", "nope_ms"}, `--metric "nope_ms": job perfbot (` + repo.JobFile + `) does not produce it; it produces text_ms, data_ms`},
 		{[]string{"triage", repo.JobFile, "main", "no-such-branch"}, "no-such-branch"},
 		{[]string{"triage", filepath.Join(repo.Dir, "bench.c"), "main", "case/no-change"}, "want a job file"},
 	} {

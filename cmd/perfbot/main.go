@@ -16,6 +16,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/perfbot/perfbot/internal/job"
 )
 
 // Exit statuses, relied on by CI scripts.
@@ -91,15 +93,44 @@ or no confirmed culprit (bisect); 2 error; 3 inconclusive (triage).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	for _, c := range commands {
-		root.AddCommand(c(a))
-	}
+	root.AddCommand(
+		newCompareCmd(a),
+		newBisectCmd(a),
+		newTriageCmd(a),
+		newLayoutCmd(a),
+		newDemoCmd(a),
+		newGCCmd(a),
+	)
 	return root
 }
 
-// commands lists the constructors of perfbot's subcommands; each cmd_*.go
-// file appends its own in an init function.
-var commands []func(*app) *cobra.Command
+// logf writes a diagnostic line to stderr.
+func (a *app) logf(format string, args ...any) {
+	fmt.Fprintf(a.stderr, "perfbot: "+format+"\n", args...)
+}
+
+// waitf says that another perfbot holds the machine's measuring lock.
+func (a *app) waitf(holder string) {
+	a.logf("waiting for %s to finish measuring on this machine", holder)
+}
+
+// cpuMode is the --cpu flag, else the job's run.cpu.
+func cpuMode(flag string, j *job.Job) string {
+	if flag != "" {
+		return flag
+	}
+	return j.Run.CPU
+}
+
+// pickJob loads a job file and returns its atomic job named name, or its
+// only one when name is "".
+func pickJob(path, name string) (*job.Job, error) {
+	jobs, err := job.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	return job.Pick(path, jobs, name)
+}
 
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)

@@ -136,29 +136,6 @@ func TestStoreMeasurer(t *testing.T) {
 	}
 }
 
-func TestMetricOf(t *testing.T) {
-	j := &job.Job{Name: "x", Metrics: []metric.Spec{{Name: "ops", Kind: metric.KindRegex, Better: metric.HigherIsBetter}}}
-	for _, tc := range []struct {
-		name, stored string
-		better       metric.Better
-		ok           bool
-	}{
-		{"ops", "ops", metric.HigherIsBetter, true},
-		{"wall", metric.BuiltinWall, metric.LowerIsBetter, true},
-		{"time.user_time", metric.BuiltinUser, metric.LowerIsBetter, true},
-		{"opz", "opz", 0, false},
-	} {
-		s, b, ok := MetricOf(j, tc.name)
-		if s != tc.stored || b != tc.better || ok != tc.ok {
-			t.Errorf("MetricOf(%q) = %q, %v, %v; want %q, %v, %v", tc.name, s, b, ok, tc.stored, tc.better, tc.ok)
-		}
-	}
-	j.Metrics = append(j.Metrics, metric.Spec{Name: "Benchmark", Kind: metric.KindGoBench})
-	if _, b, ok := MetricOf(j, "BenchmarkX/sec/op"); !ok || b != 0 {
-		t.Errorf("gobench family: %v %v", b, ok)
-	}
-}
-
 func quietCPU(t testing.TB) int {
 	cal, err := runner.Calibrate(context.Background(), runner.Allowed(), runner.CalibrateOptions{})
 	if err != nil {

@@ -16,7 +16,6 @@ import (
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/measure"
-	"github.com/perfbot/perfbot/internal/metric"
 	runner "github.com/perfbot/perfbot/internal/run"
 	"github.com/perfbot/perfbot/internal/store"
 )
@@ -321,30 +320,4 @@ func (m *StoreMeasurer) stored(ctx context.Context, commit string, v job.Variant
 		out = append(out, val)
 	}
 	return out, statusOK, nil
-}
-
-// MetricOf resolves a metric name against job j: the name runs store it
-// under (builtins by their lkp names: "wall" is "time.elapsed_time"), its
-// direction as the job file declares it, and whether the job can produce
-// it at all: false when no metric spec can. Families (Go benchmarks,
-// regexes with a name group) may produce any name; their direction is 0,
-// to be read from the first runs.
-func MetricOf(j *job.Job, name string) (stored string, better metric.Better, ok bool) {
-	for _, s := range j.Metrics {
-		if s.Name == name && s.Kind != metric.KindGoBench {
-			if s.Better == 0 {
-				s.Better = metric.LowerIsBetter
-			}
-			return name, s.Better, true
-		}
-	}
-	if c, ok := metric.CanonicalBuiltin(name); ok {
-		return c, metric.LowerIsBetter, true
-	}
-	for _, s := range j.Metrics {
-		if s.Kind == metric.KindGoBench || (s.Kind == metric.KindRegex && strings.Contains(s.Pattern, "?P<name>")) {
-			return name, 0, true
-		}
-	}
-	return name, 0, false
 }

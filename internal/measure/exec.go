@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/perfbot/perfbot/internal/build"
@@ -148,4 +149,26 @@ func lastLine(b []byte) string {
 		l = l[:200] + "..."
 	}
 	return "; stderr: " + l
+}
+
+// DescribeMachine describes this machine for reports: the number of CPUs,
+// the CPU model, and the CPU runs are pinned to (cpu < 0: none).
+func DescribeMachine(cpu int) string {
+	model := ""
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	s := fmt.Sprintf("%d CPUs", runtime.NumCPU())
+	if model != "" {
+		s += " " + model
+	}
+	if cpu >= 0 {
+		s += fmt.Sprintf(", runs pinned to CPU %d", cpu)
+	}
+	return s
 }

@@ -13,9 +13,10 @@
 //     in one session, so that the runs of a round pair up) or run numbers
 //     per target (Target.Runs), in the order of Options.Order.
 //  3. Take the plan, one run at a time, each stored as it finishes, after
-//     the job's warm-up runs. A failed run is retaken within the same
-//     measurement (at most [MaxRetries] more passes) unless every run of
-//     its target failed in the pass: that target is broken, not flaky.
+//     the job's warm-up runs. With Options.Retry a failed run is replaced
+//     within the same measurement (at most [MaxRetries] more passes) unless
+//     every run of its target failed in the pass: that target is broken,
+//     not flaky.
 //
 // Runs the store already holds are reused, so an interrupted measurement
 // resumes where it stopped. A measurement holds the machine's measuring
@@ -98,6 +99,10 @@ type Options struct {
 	// under new run numbers; the incomplete rounds stay stored. Without it,
 	// run numbers 1..Runs of each target are taken or reused one by one.
 	WholeRounds bool
+	// Retry replaces runs that fail within this measurement (a comparison
+	// wants Runs good rounds). Without it failed runs stay as they are until
+	// a later measurement (triage weighs failure rates as evidence).
+	Retry bool
 	// Wait is told when another perfbot holds the machine's measuring lock
 	// (nil: wait silently).
 	Wait func(holder string)
@@ -158,7 +163,7 @@ func Measure(ctx context.Context, j *job.Job, targets []Target, opt Options) (*O
 		if err != nil {
 			return out, err
 		}
-		if pass > 0 && !m.retry(st) {
+		if pass > 0 && (!opt.Retry || !m.retry(st)) {
 			break
 		}
 		plan := m.plan(st)

@@ -58,7 +58,7 @@ func TestFailedRunReplacedWithin(t *testing.T) {
 	// Commit 1's second run fails; every other run succeeds.
 	opt, targets := setup(t, "c="+dir+"/count-VERSION; n=$(cat $c 2>/dev/null || echo 0); n=$((n+1)); echo $n > $c\n"+
 		"if [ VERSION = 1 ] && [ $n = 2 ]; then echo flaky >&2; exit 1; fi; echo work_ms: VERSION.5\n")
-	opt.WholeRounds = true
+	opt.WholeRounds, opt.Retry = true, true
 	j := loadJob(t, "3")
 	out, err := Measure(context.Background(), j, targets, opt)
 	if err != nil {
@@ -93,7 +93,7 @@ func TestFailedRunReplacedWithin(t *testing.T) {
 // compared (so the table reports the failures).
 func TestBrokenTargetNotRetried(t *testing.T) {
 	opt, targets := setup(t, "if [ VERSION = 1 ]; then exit 3; fi; echo work_ms: VERSION.5\n")
-	opt.WholeRounds = true
+	opt.WholeRounds, opt.Retry = true, true
 	j := loadJob(t, "3")
 	out, err := Measure(context.Background(), j, targets, opt)
 	if err != nil {

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// reproduce is the command line that repeats cmd: "perfbot", the command's
+// path, args, then every flag that was set on the command line with its
+// value, and the flags of set (resolved values, such as commit hashes for
+// revisions, which replace what was typed), sorted by name and quoted for
+// the shell.
+func reproduce(cmd *cobra.Command, args []string, set map[string]string) string {
+	vals := map[string]string{}
+	cmd.Flags().Visit(func(f *pflag.Flag) { vals[f.Name] = f.Value.String() })
+	for k, v := range set {
+		vals[k] = v
+	}
+	parts := []string{cmd.CommandPath()}
+	for _, a := range args {
+		parts = append(parts, shellQuote(a))
+	}
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if v, ok := vals[f.Name]; ok {
+			if f.Value.Type() == "bool" && v == "true" {
+				parts = append(parts, "--"+f.Name)
+			} else {
+				parts = append(parts, "--"+f.Name+"="+shellQuote(v))
+			}
+		}
+	})
+	return strings.Join(parts, " ")
+}
+
+// shellQuote quotes s for sh when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

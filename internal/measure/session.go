@@ -1,0 +1,106 @@
+package measure
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+
+	"github.com/perfbot/perfbot/internal/build"
+	"github.com/perfbot/perfbot/internal/gitrev"
+	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/run"
+	"github.com/perfbot/perfbot/internal/store"
+)
+
+// Session is what measuring one job needs: its results store (with the
+// store's lock held), its repository and a builder.
+type Session struct {
+	Store   *store.Store
+	Repo    *gitrev.Repo
+	Builder *build.Builder
+	release func()
+}
+
+// Open opens the store and the repository of an atomic job and takes the
+// store's lock. storeDir "" is .perfbot next to the job file; a relative
+// one is taken from the current directory (never from the repository,
+// where the build worktrees would land in the user's tree).
+func Open(ctx context.Context, j *job.Job, storeDir string) (*Session, error) {
+	if storeDir == "" {
+		storeDir = filepath.Join(filepath.Dir(j.File), ".perfbot")
+	}
+	storeDir, err := filepath.Abs(storeDir)
+	if err != nil {
+		return nil, fmt.Errorf("results store %s: %w", storeDir, err)
+	}
+	st, err := store.Open(storeDir)
+	if err != nil {
+		return nil, fmt.Errorf("opening results store: %w", err)
+	}
+	repo, err := gitrev.Open(ctx, j.Repo)
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("%s: repo: %w", j.File, err)
+	}
+	release, err := st.Lock()
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return &Session{Store: st, Repo: repo, Builder: &build.Builder{Repo: repo, Store: st, Dir: storeDir}, release: release}, nil
+}
+
+// Close releases the store's lock and closes it.
+func (s *Session) Close() {
+	s.release()
+	s.Store.Close()
+}
+
+// Resolve turns revisions into commits, naming every unknown one.
+func (s *Session) Resolve(ctx context.Context, revs []string) ([]gitrev.Commit, error) {
+	var commits []gitrev.Commit
+	var errs []error
+	for _, r := range revs {
+		c, err := s.Repo.Resolve(ctx, r)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		commits = append(commits, c)
+	}
+	return commits, errors.Join(errs...)
+}
+
+// ChooseCPU decides where runs are pinned, by mode: "auto" (or "")
+// calibrates the allowed CPUs and picks the quietest, "none" does not pin,
+// a number pins to that CPU. With auto it logs the calibration and warns
+// when the machine is too noisy to see a change of effect percent with
+// runs runs. A failed calibration falls back to no pinning, and says so.
+func ChooseCPU(ctx context.Context, mode string, runs int, effect float64, logf func(format string, args ...any)) (int, error) {
+	switch mode {
+	case "", "auto":
+		cal, err := run.Calibrate(ctx, run.Allowed(), run.CalibrateOptions{})
+		if err != nil {
+			logf("CPU calibration failed (%v); not pinning", err)
+			return -1, nil
+		}
+		cpu := cal.Quietest()
+		cv := cal.CV(cpu)
+		logf("%s; pinning runs to CPU %d", cal, cpu)
+		if mde := 100 * run.MinDetectableEffect(cv, runs); effect > 0 && mde > effect {
+			logf("warning: machine too noisy for a %.3g%% effect with %d runs (CV %.1f%% on CPU %d): the smallest detectable change is about %.3g%%; need about %d runs",
+				effect, runs, 100*cv, cpu, mde, run.RunsNeeded(cv, effect/100))
+		}
+		return cpu, nil
+	case "none":
+		return -1, nil
+	default:
+		n, err := strconv.Atoi(mode)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("--cpu %q: want auto, none or a CPU number", mode)
+		}
+		return n, nil
+	}
+}

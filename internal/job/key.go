@@ -20,7 +20,8 @@ import (
 //   - every metric spec (name, kind, regex, JSON path, builtin, from, unit,
 //     better), in file order.
 //
-// Commands and environments are taken after param substitution, and the
+// Commands and environments are taken after param substitution (values
+// quoted for the shell where they need it), and the
 // environments include the PERFBOT_PARAM_* variables. Environments and
 // params are hashed sorted by name, so their order in the file does not
 // matter.

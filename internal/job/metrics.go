@@ -139,4 +139,3 @@ func (p *parser) metric(n *yaml.Node, field string) (metric.Spec, bool) {
 	}
 	return s, true
 }
-

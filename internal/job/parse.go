@@ -60,6 +60,10 @@ func parse(file string, data []byte, checkRepo bool) ([]*Job, error) {
 	if root != nil {
 		tmpl, params = p.job(root)
 	}
+	if tmpl != nil {
+		p.paramRefs(p.buildCommand, "build.command", tmpl.Build.Command, params)
+		p.paramRefs(p.runCommand, "run.command", tmpl.Run.Command, params)
+	}
 	if len(p.errs) > 0 {
 		return nil, p.sorted()
 	}
@@ -84,6 +88,9 @@ type parser struct {
 	file     string
 	errs     ErrorList
 	repoNode *yaml.Node
+	// The value nodes of build.command and run.command, for problems
+	// found once the params are known.
+	buildCommand, runCommand *yaml.Node
 }
 
 func (p *parser) errorf(n *yaml.Node, field, format string, args ...any) {
@@ -201,12 +208,24 @@ func (p *parser) build(n *yaml.Node, b *Build) {
 		switch f.key {
 		case "command":
 			haveCommand = true
-			b.Command, _ = p.nonEmpty(f.v, field)
+			if s, ok := p.nonEmpty(f.v, field); ok && !p.hasNUL(f.v, field, s) {
+				b.Command, p.buildCommand = s, f.v
+			}
 		case "artifacts":
 			list, _ := p.strList(f.v, field)
+			seen := make(map[string]string) // clean path -> as first written
 			for i, a := range list {
-				if a != "" && !filepath.IsLocal(a) {
-					p.errorf(resolve(f.v.Content[i]), fmt.Sprintf("%s[%d]", field, i), "%q must be a path inside the worktree", a)
+				at, af := resolve(f.v.Content[i]), fmt.Sprintf("%s[%d]", field, i)
+				switch clean := filepath.Clean(a); {
+				case a == "":
+				case !filepath.IsLocal(a):
+					p.errorf(at, af, "%q must be a path inside the worktree", a)
+				case clean == ".":
+					p.errorf(at, af, "%q is the whole worktree; list the files whose layout matters", a)
+				case seen[clean] != "":
+					p.errorf(at, af, "%q is listed twice (as %q before)", a, seen[clean])
+				default:
+					seen[clean] = a
 				}
 			}
 			b.Artifacts = list
@@ -230,7 +249,9 @@ func (p *parser) run(n *yaml.Node, r *Run) {
 		switch f.key {
 		case "command":
 			haveCommand = true
-			r.Command, _ = p.nonEmpty(f.v, field)
+			if s, ok := p.nonEmpty(f.v, field); ok && !p.hasNUL(f.v, field, s) {
+				r.Command, p.runCommand = s, f.v
+			}
 		case "env":
 			r.Env = p.env(f.v, field)
 		case "timeout":
@@ -269,8 +290,14 @@ func (p *parser) variants(n *yaml.Node) []Variant {
 			p.errorf(f.v, field, "missing env: (the variant's extra build environment)")
 			continue
 		}
-		for _, vf := range p.fields(f.v, field, variantFields) {
+		pairs := p.fields(f.v, field, variantFields)
+		for _, vf := range pairs {
 			v.Env = p.env(vf.v, join(field, vf.key))
+		}
+		if vn := resolve(f.v); vn.Kind == yaml.MappingNode && len(vn.Content) == 0 {
+			// {} would build exactly what the plain build builds.
+			p.errorf(f.v, field, "missing env: (the variant's extra build environment)")
+			continue
 		}
 		vs = append(vs, v)
 	}
@@ -295,7 +322,7 @@ func (p *parser) params(n *yaml.Node) []param {
 		prm := param{name: f.key}
 		switch f.v.Kind {
 		case yaml.ScalarNode:
-			if s, ok := p.str(f.v, field); ok {
+			if s, ok := p.str(f.v, field); ok && !p.hasNUL(f.v, field, s) {
 				prm.values = []string{s}
 			}
 		case yaml.SequenceNode:
@@ -312,7 +339,7 @@ func (p *parser) params(n *yaml.Node) []param {
 					continue
 				}
 				s, ok := p.str(e, ef)
-				if !ok {
+				if !ok || p.hasNUL(e, ef, s) {
 					continue
 				}
 				if seen[s] {

@@ -225,10 +225,13 @@ func (p *parser) env(n *yaml.Node, field string) map[string]string {
 			p.errorf(f.k, name, "the %s* variables are set from params", ParamEnvPrefix)
 			continue
 		}
-		if v, ok := p.str(f.v, name); ok {
+		if f.key == "PERFBOT_COMMIT" || f.key == "PERFBOT_VARIANT" {
+			p.errorf(f.k, name, "perfbot sets %s for every build and run", f.key)
+			continue
+		}
+		if v, ok := p.str(f.v, name); ok && !p.hasNUL(f.v, name, v) {
 			env[f.key] = v
 		}
 	}
 	return env
 }
-

@@ -26,7 +26,7 @@
 // their lkp names), and may add from (stdout, stderr or a file in the
 // worktree), unit and better. better is required for regex and json
 // metrics; gobench metrics take it from their units and builtins are
-// lower-is-better.
+// lower-is-better. Regexes are multi-line: ^ and $ match at line ends.
 //
 // Params. In "params: {size: [1000, 20000], threads: 4}" a list is a matrix
 // axis and a scalar a single value; the atomic jobs are the cartesian

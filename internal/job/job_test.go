@@ -352,6 +352,21 @@ func TestErrors(t *testing.T) {
 		{"matrix too big", minimal + "params:\n  a: [1,2,3,4,5,6,7,8,9,10]\n  b: [1,2,3,4,5,6,7,8,9,10]\n  c: [1,2,3,4,5,6,7,8,9,10]\n  d: [1,2]\n",
 			[]string{"x.yaml:14: params: the matrix expands to more than 1000 jobs"}},
 		{"bad name", "name: my job\n" + minimal, []string{`x.yaml:1: name: "my job" may not contain white space or '/'`}},
+		{"bad regex and bad better", strings.NewReplacer("(?P<value>[0-9.]+)'", "(?P<value>[0-9.]+'", "better: lower", "better: less").Replace(minimal), []string{
+			"x.yaml:11: metrics[0].regex: error parsing regexp: missing closing ): `text_ms: (?P<value>[0-9.]+`",
+			`x.yaml:12: metrics[0].better: want lower or higher, got "less"`,
+		}},
+		{"every problem of a metric", minimal + "  - json: .a[x]\n    from: /tmp/out.json\n", []string{
+			"x.yaml:13: metrics[1].better: required for json metrics: lower or higher",
+			`x.yaml:13: metrics[1].json: path ".a[x]": invalid index [x] (want a non-negative integer)`,
+			"x.yaml:13: metrics[1].name: a name is required",
+			`x.yaml:14: metrics[1].from: "/tmp/out.json" must be stdout, stderr or a relative path inside the run directory`,
+		}},
+		{"regex without value group, unnamed, empty unit", minimal + "  - regex: 'n: ([0-9]+)'\n    unit: ''\n    better: lower\n", []string{
+			`x.yaml:13: metrics[1].regex: "n: ([0-9]+)" has no group named "value" (write (?P<value>...))`,
+			`x.yaml:13: metrics[1].name: a name is required (or a group named "name" in the regex)`,
+			"x.yaml:14: metrics[1].unit: must not be empty",
+		}},
 		{"several problems at once, in line order", strings.NewReplacer("runs: 6", "runs: 1", "timeout: 60s", "timeout: 1 minute", "better: lower", "better: up").Replace(minimal), []string{
 			`x.yaml:7: run.timeout: invalid duration "1 minute"`,
 			"x.yaml:8: runs: must be at least 3, got 1 (fewer runs cannot show a change)",

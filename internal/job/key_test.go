@@ -76,7 +76,7 @@ func TestVariantKey(t *testing.T) {
 }
 
 // The golden jobs below were keyed by the code before params were quoted
-// for the shell (commit 42cbff1). Their
+// for the shell and regex metrics became multi-line (commit 42cbff1). Their
 // keys must not change: runs stored under them would be orphaned.
 
 const goldenParamsSrc = `repo: ../kvstore
@@ -96,6 +96,25 @@ params:
   input: a/b.txt
   tag: "x@y%z+w=v:u,t"
   label: "two words"
+`
+
+const goldenRegexSrc = `repo: ../kvstore
+build: {command: make bench}
+run: {command: ./bench}
+metrics:
+  - {name: a, regex: 'a: (?P<value>[0-9.]+)', better: lower}
+  - {name: b, regex: '\^b\$: (?P<value>[^ ]+)', better: lower}
+  - {name: c, regex: '(?m)^c: (?P<value>\S+)$', better: higher}
+  - {name: d, regex: 'd(?P<value>[$^0-9]+)', better: lower}
+  - {name: e, regex: '\Ae: (?P<value>\d+)\z', better: lower}
+  - {name: f, regex: '(?P<name>\w+)=(?P<value>\d+)', better: lower}
+`
+
+const anchoredSrc = `repo: ../kvstore
+build: {command: make bench}
+run: {command: ./bench}
+metrics:
+  - {name: m, regex: '^-1\s+(?P<value>[0-9.]+)', better: lower}
 `
 
 const unsafeSrc = `repo: ../kvstore
@@ -135,6 +154,8 @@ func TestGoldenKeys(t *testing.T) {
 		{"params", goldenParamsSrc, []string{"2941482b95fbbfb0", "462359a2871845ee", "daf75443eb97d21b", "3870eb3d118e8dd7"}},
 		// Environment values are not quoted; an empty value is not quoted.
 		{"env", goldenEnvSrc, []string{"0c9d2ff33cb173bc", "50658b1ae09a8913"}},
+		// Regexes whose meaning multi-line mode does not change.
+		{"regexes", goldenRegexSrc, []string{"115fb08103180a5c"}},
 	} {
 		jobs := mustParse(t, "jobs/kvstore.yaml", tt.src)
 		var got []string
@@ -147,17 +168,38 @@ func TestGoldenKeys(t *testing.T) {
 	}
 }
 
-// TestKeyChangesWithMeaning: the keys of jobs whose commands mean
-// something else now are not the keys they had before (above).
+// TestKeyChangesWithMeaning: the keys of jobs whose commands or regexes
+// mean something else now are not the keys they had before (above).
 func TestKeyChangesWithMeaning(t *testing.T) {
 	for _, tt := range []struct {
 		desc, src, old string
 	}{
 		{"param value quoted for the shell", unsafeSrc, "33dbab9be7eaf319"},
+		{"regex with ^ now multi-line", anchoredSrc, "0912985eb750750c"},
 	} {
 		j := mustParse(t, "jobs/kvstore.yaml", tt.src)[0]
 		if got := j.Key(); got == tt.old || len(got) != 16 {
 			t.Errorf("%s: key %s, want a new one (not %s)", tt.desc, got, tt.old)
+		}
+	}
+	// Exactly the regexes multi-line mode changes get new keys; the old
+	// keys are those before (commit 42cbff1).
+	for _, tt := range []struct {
+		pattern, old string
+		changed      bool
+	}{
+		{`^-1\s+(?P<value>[0-9.]+)`, "0912985eb750750c", true},
+		{`x: (?P<value>\d+)$`, "f5605252c4e7ea9c", true},
+		{`a|^b(?P<value>\d)`, "3c43b2921e4e3556", true},
+		{`(?m)^-1\s+(?P<value>[0-9.]+)`, "3e04fcfa85639f33", false},
+		{`\^-1\s+(?P<value>[0-9.]+)`, "e107550c84cdda95", false},
+		{`[\^$](?P<value>\d)`, "47b44e55f38f621c", false},
+		{`(?-m)^-1\s+(?P<value>[0-9.]+)`, "b2eb2d69db307667", false},
+	} {
+		src := strings.Replace(anchoredSrc, `'^-1\s+(?P<value>[0-9.]+)'`, "'"+tt.pattern+"'", 1)
+		got := mustParse(t, "jobs/kvstore.yaml", src)[0].Key()
+		if (got != tt.old) != tt.changed {
+			t.Errorf("regex %s: key %s, old key %s; want changed = %v", tt.pattern, got, tt.old, tt.changed)
 		}
 	}
 	if got := mustParse(t, "jobs/kvstore.yaml", unsafeSrc)[0].Run.Command; got != "./bench '1; touch /tmp/x'" {

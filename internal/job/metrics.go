@@ -1,7 +1,6 @@
 package job
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 
@@ -38,6 +37,10 @@ func (p *parser) metrics(n *yaml.Node) []metric.Spec {
 	return specs
 }
 
+// metric reads one metric. It reports every problem of the metric, not only
+// the first: those of each field as read (a better that is neither lower
+// nor higher), then those metric.Spec.Problems finds in the rest (a regex
+// that does not compile), leaving out fields already reported.
 func (p *parser) metric(n *yaml.Node, field string) (metric.Spec, bool) {
 	var s metric.Spec
 	nodes := make(map[string]*yaml.Node) // field -> value node
@@ -46,6 +49,7 @@ func (p *parser) metric(n *yaml.Node, field string) (metric.Spec, bool) {
 		return s, false
 	}
 	ok := true
+	bad := make(map[string]bool) // fields whose problem is reported
 	var kinds []string
 	for _, f := range pairs {
 		nodes[f.key] = f.v
@@ -107,35 +111,33 @@ func (p *parser) metric(n *yaml.Node, field string) (metric.Spec, bool) {
 				}
 			}
 		}
-		ok = ok && fok
+		if !fok {
+			bad[f.key] = true
+			ok = false
+		}
 	}
 	if len(kinds) == 0 {
 		p.errorf(n, field, "a metric needs one of regex, json, gobench or builtin")
 		return s, false
 	}
-	if !ok {
-		return s, false
-	}
-	if s.Better == 0 && (s.Kind == metric.KindRegex || s.Kind == metric.KindJSON) {
+	if nodes["better"] == nil && (s.Kind == metric.KindRegex || s.Kind == metric.KindJSON) {
 		p.errorf(nodes[kinds[0]], join(field, "better"), "required for %s metrics: lower or higher", kinds[0])
-		return s, false
+		ok = false
 	}
-	if err := s.Validate(); err != nil {
-		var se *metric.SpecError
-		if !errors.As(err, &se) {
-			p.errorf(n, field, "%v", err)
-			return s, false
+	for _, se := range s.Problems() {
+		sub := se.Field
+		if sub == "kind" {
+			sub = kinds[0]
+		}
+		if bad[sub] {
+			continue // a value that could not be read: already reported
 		}
 		at := nodes[se.Field]
 		if at == nil {
 			at = nodes[kinds[0]]
 		}
-		sub := se.Field
-		if sub == "kind" {
-			sub = kinds[0]
-		}
 		p.errorf(at, join(field, sub), "%s", se.Msg)
-		return s, false
+		ok = false
 	}
-	return s, true
+	return s, ok
 }

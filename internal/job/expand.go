@@ -34,8 +34,9 @@ func expand(tmpl *Job, params []param) []*Job {
 
 // instantiate copies tmpl with the param values vals applied: the name gets
 // "/name=value" per param in file order, "${name}" is replaced in the build
-// and run commands and in every environment value, and each param is added
-// to the build and run environments as PERFBOT_PARAM_<NAME>.
+// and run commands (quoted for the shell: see substituteCommand) and in
+// every environment value (as it is: no shell reads those), and each param
+// is added to the build and run environments as PERFBOT_PARAM_<NAME>.
 func instantiate(tmpl *Job, params []param, vals map[string]string) *Job {
 	j := *tmpl
 	var name strings.Builder
@@ -46,10 +47,10 @@ func instantiate(tmpl *Job, params []param, vals map[string]string) *Job {
 	j.Name = name.String()
 	j.Params = vals
 
-	j.Build.Command = substitute(tmpl.Build.Command, vals)
+	j.Build.Command = substituteCommand(tmpl.Build.Command, vals)
 	j.Build.Artifacts = slices.Clone(tmpl.Build.Artifacts)
 	j.Build.Env = substituteEnv(tmpl.Build.Env, vals)
-	j.Run.Command = substitute(tmpl.Run.Command, vals)
+	j.Run.Command = substituteCommand(tmpl.Run.Command, vals)
 	j.Run.Env = substituteEnv(tmpl.Run.Env, vals)
 	j.Metrics = slices.Clone(tmpl.Metrics)
 	j.Variants = make([]Variant, len(tmpl.Variants))
@@ -71,8 +72,8 @@ func ParamEnv(name string) string {
 
 var paramRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
-// substitute replaces ${name} with the value of param name. References to
-// anything else are left for the shell.
+// substitute replaces ${name} with the value of param name, as it is; it is
+// for environment values. References to anything else are left as they are.
 func substitute(s string, vals map[string]string) string {
 	if len(vals) == 0 || !strings.Contains(s, "${") {
 		return s

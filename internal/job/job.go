@@ -26,16 +26,20 @@
 // their lkp names), and may add from (stdout, stderr or a file in the
 // worktree), unit and better. better is required for regex and json
 // metrics; gobench metrics take it from their units and builtins are
-// lower-is-better.
+// lower-is-better. Regexes are multi-line: ^ and $ match at line ends.
 //
 // Params. In "params: {size: [1000, 20000], threads: 4}" a list is a matrix
 // axis and a scalar a single value; the atomic jobs are the cartesian
 // product, the first param varying slowest, named like "kvstore/size=1000/
 // threads=4". In build.command, run.command and every environment value
 // (build, run and variant), "${size}" is replaced by the param's value; a
-// ${name} that is not a param is left as it is for the shell. Each param is
-// also set in the build and run environments as PERFBOT_PARAM_<NAME> (upper
-// case), which job files may not set themselves.
+// ${name} that is not a param is left as it is for the shell. In the two
+// commands the value is quoted for the shell where it needs it, so that it
+// stands for itself (see shell.go; values that need no quoting are spliced
+// as they are); environment values take it as it is. Each param is also set
+// in the build and run environments as PERFBOT_PARAM_<NAME> (upper case),
+// which job files may not set themselves, nor PERFBOT_COMMIT and
+// PERFBOT_VARIANT.
 //
 // Errors. Every problem is a [*SyntaxError] with the file, line and field
 // ("jobs/x.yaml:12: run.timeout: invalid duration "6o s""); unknown fields
@@ -68,8 +72,8 @@ type Job struct {
 	// default variant "" (plain build) always exists and is not listed.
 	Variants []Variant
 	// Params are this atomic job's parameter values (from the matrix). They
-	// are already substituted for ${name} in the commands and environment
-	// values, and Build.Env and Run.Env already hold them as
+	// are already substituted for ${name} in the commands (quoted for the
+	// shell where needed) and environment values, and Build.Env and Run.Env already hold them as
 	// PERFBOT_PARAM_<NAME>; callers only export those environments.
 	Params map[string]string
 }

@@ -316,6 +316,20 @@ func TestErrors(t *testing.T) {
 			[]string{`x.yaml:14: variants.o3: unknown field "evn" (did you mean "env"?)`}},
 		{"variant without env", minimal + "variants:\n  o3:\n",
 			[]string{"x.yaml:14: variants.o3: missing env: (the variant's extra build environment)"}},
+		{"variant with empty mapping", minimal + "variants:\n  o3: {}\n",
+			[]string{"x.yaml:14: variants.o3: missing env: (the variant's extra build environment)"}},
+		{"env sets PERFBOT_COMMIT", minimal + "variants:\n  o3: {env: {PERFBOT_COMMIT: x, PERFBOT_VARIANT: y}}\n", []string{
+			"x.yaml:14: variants.o3.env.PERFBOT_COMMIT: perfbot sets PERFBOT_COMMIT for every build and run",
+			"x.yaml:14: variants.o3.env.PERFBOT_VARIANT: perfbot sets PERFBOT_VARIANT for every build and run",
+		}},
+		{"NUL in env and command", strings.Replace(minimal, "make bench ", `"make\0bench"`, 1) + "variants:\n  o3: {env: {A: \"x\\0\"}}\n", []string{
+			`x.yaml:3: build.command: "make\x00bench" holds a NUL byte, which no command or environment can carry`,
+			`x.yaml:14: variants.o3.env.A: "x\x00" holds a NUL byte, which no command or environment can carry`,
+		}},
+		{"artifact twice, artifact the worktree", strings.Replace(minimal, "[bench]", "[bench, ./bench, ., lib/]", 1), []string{
+			`x.yaml:4: build.artifacts[1]: "./bench" is listed twice (as "bench" before)`,
+			`x.yaml:4: build.artifacts[2]: "." is the whole worktree; list the files whose layout matters`,
+		}},
 		{"bad env name", minimal + "variants:\n  o3: {env: {C-FLAGS: -O3}}\n",
 			[]string{"x.yaml:14: variants.o3.env.C-FLAGS: invalid environment variable name"}},
 		{"reserved env", strings.Replace(minimal, "  timeout: 60s", "  timeout: 60s\n  env: {PERFBOT_PARAM_SIZE: 1}", 1),
@@ -338,6 +352,21 @@ func TestErrors(t *testing.T) {
 		{"matrix too big", minimal + "params:\n  a: [1,2,3,4,5,6,7,8,9,10]\n  b: [1,2,3,4,5,6,7,8,9,10]\n  c: [1,2,3,4,5,6,7,8,9,10]\n  d: [1,2]\n",
 			[]string{"x.yaml:14: params: the matrix expands to more than 1000 jobs"}},
 		{"bad name", "name: my job\n" + minimal, []string{`x.yaml:1: name: "my job" may not contain white space or '/'`}},
+		{"bad regex and bad better", strings.NewReplacer("(?P<value>[0-9.]+)'", "(?P<value>[0-9.]+'", "better: lower", "better: less").Replace(minimal), []string{
+			"x.yaml:11: metrics[0].regex: error parsing regexp: missing closing ): `text_ms: (?P<value>[0-9.]+`",
+			`x.yaml:12: metrics[0].better: want lower or higher, got "less"`,
+		}},
+		{"every problem of a metric", minimal + "  - json: .a[x]\n    from: /tmp/out.json\n", []string{
+			"x.yaml:13: metrics[1].better: required for json metrics: lower or higher",
+			`x.yaml:13: metrics[1].json: path ".a[x]": invalid index [x] (want a non-negative integer)`,
+			"x.yaml:13: metrics[1].name: a name is required",
+			`x.yaml:14: metrics[1].from: "/tmp/out.json" must be stdout, stderr or a relative path inside the run directory`,
+		}},
+		{"regex without value group, unnamed, empty unit", minimal + "  - regex: 'n: ([0-9]+)'\n    unit: ''\n    better: lower\n", []string{
+			`x.yaml:13: metrics[1].regex: "n: ([0-9]+)" has no group named "value" (write (?P<value>...))`,
+			`x.yaml:13: metrics[1].name: a name is required (or a group named "name" in the regex)`,
+			"x.yaml:14: metrics[1].unit: must not be empty",
+		}},
 		{"several problems at once, in line order", strings.NewReplacer("runs: 6", "runs: 1", "timeout: 60s", "timeout: 1 minute", "better: lower", "better: up").Replace(minimal), []string{
 			`x.yaml:7: run.timeout: invalid duration "1 minute"`,
 			"x.yaml:8: runs: must be at least 3, got 1 (fewer runs cannot show a change)",
@@ -379,76 +408,6 @@ func TestSyntaxErrorFormat(t *testing.T) {
 	} {
 		if got := tt.err.Error(); got != tt.want {
 			t.Errorf("Error() = %q, want %q", got, tt.want)
-		}
-	}
-}
-
-func TestKey(t *testing.T) {
-	base := mustParse(t, "jobs/kv.yaml", full)[0]
-	key := base.Key()
-	if len(key) != 16 {
-		t.Fatalf("Key() = %q, want 16 hex digits", key)
-	}
-	// Same content, different file, repo, name, runs, timeouts, cpu,
-	// variants and map order: same key.
-	same := strings.NewReplacer(
-		"name: kv", "name: other",
-		"repo: /src/kvstore", "repo: ../moved/kvstore",
-		"runs: 10", "runs: 20",
-		"warmup: 2", "warmup: 0",
-		"timeout: 5m", "timeout: 1h",
-		"cpu: 3", "cpu: none",
-		"o3: {env: {CFLAGS: -O3}}", "o2: {env: {CFLAGS: -O2}}",
-		"env: {CC: gcc, JOBS: 4}", "env: {JOBS: 4, CC: gcc}",
-		"[bench, lib/libkv.so]", "[lib/libkv.so, bench]",
-	).Replace(full)
-	if got := mustParse(t, "elsewhere/kv2.yml", same)[0].Key(); got != key {
-		t.Errorf("Key changed with non-measured fields: %s vs %s", got, key)
-	}
-	if got := mustParse(t, "jobs/kv.yaml", full)[0].Key(); got != key {
-		t.Errorf("Key not stable: %s vs %s", got, key)
-	}
-	// Any measured change: a different key.
-	for _, change := range [][2]string{
-		{"make CFLAGS", "make V=1 CFLAGS"},
-		{"[bench, lib/libkv.so]", "[bench]"},
-		{"CC: gcc", "CC: clang"},
-		{"./bench ${size}", "./bench  ${size}"},
-		{"MALLOC_ARENA_MAX: 2", "MALLOC_ARENA_MAX: 3"},
-		{"size: [1000, 20000]", "size: [1001, 20000]"},
-		{"threads: 4", "threads: 8"},
-		{"text_ms: (?P<value>", "text_ms:  (?P<value>"},
-		{"unit: ms", "unit: us"},
-		{"name: text_ms", "name: text"},
-		{"better: higher", "better: lower"},
-		{"from: out/result.json", "from: stdout"},
-		{"gobench: go", "gobench: go2"},
-		{"builtin: wall", "builtin: user"},
-	} {
-		src := strings.Replace(full, change[0], change[1], 1)
-		if src == full {
-			t.Fatalf("change %q not applied", change)
-		}
-		if got := mustParse(t, "jobs/kv.yaml", src)[0].Key(); got == key {
-			t.Errorf("Key unchanged after %q -> %q", change[0], change[1])
-		}
-	}
-	// A fixed figure, so an accidental change of the encoding is seen (it
-	// would orphan every stored result).
-	if got, want := mustParse(t, "jobs/kvstore.yaml", minimal)[0].Key(), "034038f42ed86c58"; got != want {
-		t.Errorf("Key of the minimal job = %s, want %s (changing the encoding orphans stored results)", got, want)
-	}
-}
-
-func TestVariantKey(t *testing.T) {
-	a := Variant{Name: "o3", Env: map[string]string{"CFLAGS": "-O3", "X": "1"}}
-	b := Variant{Name: "o3", Env: map[string]string{"X": "1", "CFLAGS": "-O3"}}
-	if a.Key() != b.Key() {
-		t.Error("Variant.Key depends on map order")
-	}
-	for _, c := range []Variant{{}, {Name: "o2", Env: a.Env}, {Name: "o3", Env: map[string]string{"CFLAGS": "-O2", "X": "1"}}} {
-		if c.Key() == a.Key() {
-			t.Errorf("Variant %+v has the key of %+v", c, a)
 		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+
+	"github.com/perfbot/perfbot/internal/metric"
 )
 
 // Key returns a stable identity of what makes this job's runs comparable,
@@ -18,9 +20,11 @@ import (
 //   - the run command and the run environment;
 //   - the params and their values;
 //   - every metric spec (name, kind, regex, JSON path, builtin, from, unit,
-//     better), in file order.
+//     better), in file order, and for a regex whose ^ or $ means something
+//     else in multi-line mode (metric.LineAnchored) a "multi-line" marker.
 //
-// Commands and environments are taken after param substitution, and the
+// Commands and environments are taken after param substitution (values
+// quoted for the shell where they need it), and the
 // environments include the PERFBOT_PARAM_* variables. Environments and
 // params are hashed sorted by name, so their order in the file does not
 // matter.
@@ -42,7 +46,14 @@ func (j *Job) Key() string {
 	writeMap(h, j.Params)
 	writeInt(h, len(j.Metrics))
 	for _, m := range j.Metrics {
-		writeStrings(h, []string{m.Name, string(m.Kind), m.Pattern, m.Path, m.Builtin, m.From, m.Unit, strconv.Itoa(int(m.Better))})
+		fields := []string{m.Name, string(m.Kind), m.Pattern, m.Path, m.Builtin, m.From, m.Unit, strconv.Itoa(int(m.Better))}
+		if m.Kind == metric.KindRegex && metric.LineAnchored(m.Pattern) {
+			// ^ and $ in this pattern matched only at the ends of the
+			// output before regex metrics became multi-line; runs read
+			// that way are not comparable with runs read now.
+			fields = append(fields, "multi-line")
+		}
+		writeStrings(h, fields)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }

@@ -1,10 +1,8 @@
 package job
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,8 +13,6 @@ import (
 	"unicode"
 
 	"go.yaml.in/yaml/v3"
-
-	"github.com/perfbot/perfbot/internal/metric"
 )
 
 // Defaults and limits of job files.
@@ -64,6 +60,10 @@ func parse(file string, data []byte, checkRepo bool) ([]*Job, error) {
 	if root != nil {
 		tmpl, params = p.job(root)
 	}
+	if tmpl != nil {
+		p.paramRefs(p.buildCommand, "build.command", tmpl.Build.Command, params)
+		p.paramRefs(p.runCommand, "run.command", tmpl.Run.Command, params)
+	}
 	if len(p.errs) > 0 {
 		return nil, p.sorted()
 	}
@@ -88,6 +88,9 @@ type parser struct {
 	file     string
 	errs     ErrorList
 	repoNode *yaml.Node
+	// The value nodes of build.command and run.command, for problems
+	// found once the params are known.
+	buildCommand, runCommand *yaml.Node
 }
 
 func (p *parser) errorf(n *yaml.Node, field, format string, args ...any) {
@@ -101,222 +104,6 @@ func (p *parser) errorf(n *yaml.Node, field, format string, args ...any) {
 func (p *parser) sorted() ErrorList {
 	slices.SortStableFunc(p.errs, func(a, b *SyntaxError) int { return a.Line - b.Line })
 	return p.errs
-}
-
-var yamlLineErr = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-// decode parses data as one YAML document and returns its root node, or nil
-// after reporting why it cannot.
-func (p *parser) decode(data []byte) *yaml.Node {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if err == io.EOF {
-			p.errorf(nil, "", "empty job file")
-			return nil
-		}
-		p.yamlError(err)
-		return nil
-	}
-	var next yaml.Node
-	switch err := dec.Decode(&next); err {
-	case io.EOF:
-	case nil:
-		p.errorf(&next, "", "a job file holds one YAML document; another starts here")
-		return nil
-	default:
-		p.yamlError(err)
-		return nil
-	}
-	root := &doc
-	if root.Kind == yaml.DocumentNode {
-		if len(root.Content) == 0 {
-			p.errorf(nil, "", "empty job file")
-			return nil
-		}
-		root = root.Content[0]
-	}
-	root = resolve(root)
-	if root.Kind != yaml.MappingNode {
-		if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
-			p.errorf(nil, "", "empty job file")
-			return nil
-		}
-		p.errorf(root, "", "a job file is a mapping of fields (repo, build, run, metrics, ...), not %s", describe(root))
-		return nil
-	}
-	return root
-}
-
-func (p *parser) yamlError(err error) {
-	msg := err.Error()
-	if m := yamlLineErr.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		p.errs = append(p.errs, &SyntaxError{File: p.file, Line: line, Msg: "invalid YAML: " + m[2]})
-		return
-	}
-	p.errs = append(p.errs, &SyntaxError{File: p.file, Msg: "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")})
-}
-
-// resolve follows YAML aliases.
-func resolve(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	return n
-}
-
-// describe names what n is, for messages.
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		if n.Tag == "!!null" {
-			return "nothing"
-		}
-		return strconv.Quote(n.Value)
-	}
-	return "a YAML node of kind " + strconv.Itoa(int(n.Kind))
-}
-
-func join(parent, key string) string {
-	if parent == "" {
-		return key
-	}
-	return parent + "." + key
-}
-
-type pair struct {
-	key  string
-	k, v *yaml.Node
-}
-
-// fields returns the entries of the mapping n, reporting a node that is not a
-// mapping, duplicate keys, and (when known is not nil) unknown keys.
-func (p *parser) fields(n *yaml.Node, field string, known []string) []pair {
-	n = resolve(n)
-	if n.Kind != yaml.MappingNode {
-		p.errorf(n, field, "expected a mapping, got %s", describe(n))
-		return nil
-	}
-	seen := make(map[string]bool)
-	var pairs []pair
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
-		if k.Kind != yaml.ScalarNode || k.Tag == "!!null" {
-			p.errorf(k, field, "a key must be a plain string, not %s", describe(k))
-			continue
-		}
-		key := k.Value
-		if known != nil && !slices.Contains(known, key) {
-			msg := fmt.Sprintf("unknown field %q", key)
-			if s := suggestion(key, known); s != "" {
-				msg += fmt.Sprintf(" (did you mean %q?)", s)
-			}
-			p.errorf(k, field, "%s", msg)
-			continue
-		}
-		if seen[key] {
-			p.errorf(k, join(field, key), "given twice")
-			continue
-		}
-		seen[key] = true
-		pairs = append(pairs, pair{key, k, v})
-	}
-	return pairs
-}
-
-// str reads a scalar as a string: numbers and booleans are taken as written.
-func (p *parser) str(n *yaml.Node, field string) (string, bool) {
-	if n.Kind != yaml.ScalarNode {
-		p.errorf(n, field, "expected a string, got %s", describe(n))
-		return "", false
-	}
-	if n.Tag == "!!null" {
-		p.errorf(n, field, "missing value")
-		return "", false
-	}
-	return n.Value, true
-}
-
-// nonEmpty reads a string that may not be empty.
-func (p *parser) nonEmpty(n *yaml.Node, field string) (string, bool) {
-	s, ok := p.str(n, field)
-	if ok && strings.TrimSpace(s) == "" {
-		p.errorf(n, field, "must not be empty")
-		return "", false
-	}
-	return s, ok
-}
-
-func (p *parser) int(n *yaml.Node, field string) (int, bool) {
-	var i int
-	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || n.Decode(&i) != nil {
-		p.errorf(n, field, "expected an integer, got %s", describe(n))
-		return 0, false
-	}
-	return i, true
-}
-
-func (p *parser) duration(n *yaml.Node, field string) (time.Duration, bool) {
-	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		p.errorf(n, field, "expected a duration like 60s or 10m, got %s", describe(n))
-		return 0, false
-	}
-	d, err := time.ParseDuration(n.Value)
-	if err != nil {
-		hint := ""
-		if _, err := strconv.ParseFloat(n.Value, 64); err == nil {
-			hint = " (a duration needs a unit: " + n.Value + "s)"
-		}
-		p.errorf(n, field, "invalid duration %q%s", n.Value, hint)
-		return 0, false
-	}
-	if d <= 0 {
-		p.errorf(n, field, "must be positive, got %v", d)
-		return 0, false
-	}
-	return d, true
-}
-
-func (p *parser) strList(n *yaml.Node, field string) ([]string, bool) {
-	if n.Kind != yaml.SequenceNode {
-		p.errorf(n, field, "expected a list, got %s", describe(n))
-		return nil, false
-	}
-	list := []string{}
-	ok := true
-	for i, e := range n.Content {
-		s, eok := p.nonEmpty(resolve(e), fmt.Sprintf("%s[%d]", field, i))
-		ok = ok && eok
-		list = append(list, s)
-	}
-	return list, ok
-}
-
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
-// env reads a mapping of environment variables.
-func (p *parser) env(n *yaml.Node, field string) map[string]string {
-	env := make(map[string]string)
-	for _, f := range p.fields(n, field, nil) {
-		name := join(field, f.key)
-		if !envName.MatchString(f.key) {
-			p.errorf(f.k, name, "invalid environment variable name")
-			continue
-		}
-		if strings.HasPrefix(f.key, ParamEnvPrefix) {
-			p.errorf(f.k, name, "the %s* variables are set from params", ParamEnvPrefix)
-			continue
-		}
-		if v, ok := p.str(f.v, name); ok {
-			env[f.key] = v
-		}
-	}
-	return env
 }
 
 // param is one entry of "params:": a list value is a matrix axis.
@@ -421,12 +208,24 @@ func (p *parser) build(n *yaml.Node, b *Build) {
 		switch f.key {
 		case "command":
 			haveCommand = true
-			b.Command, _ = p.nonEmpty(f.v, field)
+			if s, ok := p.nonEmpty(f.v, field); ok && !p.hasNUL(f.v, field, s) {
+				b.Command, p.buildCommand = s, f.v
+			}
 		case "artifacts":
 			list, _ := p.strList(f.v, field)
+			seen := make(map[string]string) // clean path -> as first written
 			for i, a := range list {
-				if a != "" && !filepath.IsLocal(a) {
-					p.errorf(resolve(f.v.Content[i]), fmt.Sprintf("%s[%d]", field, i), "%q must be a path inside the worktree", a)
+				at, af := resolve(f.v.Content[i]), fmt.Sprintf("%s[%d]", field, i)
+				switch clean := filepath.Clean(a); {
+				case a == "":
+				case !filepath.IsLocal(a):
+					p.errorf(at, af, "%q must be a path inside the worktree", a)
+				case clean == ".":
+					p.errorf(at, af, "%q is the whole worktree; list the files whose layout matters", a)
+				case seen[clean] != "":
+					p.errorf(at, af, "%q is listed twice (as %q before)", a, seen[clean])
+				default:
+					seen[clean] = a
 				}
 			}
 			b.Artifacts = list
@@ -450,7 +249,9 @@ func (p *parser) run(n *yaml.Node, r *Run) {
 		switch f.key {
 		case "command":
 			haveCommand = true
-			r.Command, _ = p.nonEmpty(f.v, field)
+			if s, ok := p.nonEmpty(f.v, field); ok && !p.hasNUL(f.v, field, s) {
+				r.Command, p.runCommand = s, f.v
+			}
 		case "env":
 			r.Env = p.env(f.v, field)
 		case "timeout":
@@ -476,136 +277,6 @@ func (p *parser) run(n *yaml.Node, r *Run) {
 	}
 }
 
-func (p *parser) metrics(n *yaml.Node) []metric.Spec {
-	if n.Kind != yaml.SequenceNode {
-		p.errorf(n, "metrics", "expected a list of metrics, got %s", describe(n))
-		return nil
-	}
-	if len(n.Content) == 0 {
-		p.errorf(n, "metrics", "at least one metric is required (builtin: wall times the whole run)")
-		return nil
-	}
-	var specs []metric.Spec
-	names := make(map[string]int) // name -> line of first use
-	for i, mn := range n.Content {
-		s, ok := p.metric(resolve(mn), fmt.Sprintf("metrics[%d]", i))
-		if !ok {
-			continue
-		}
-		if name := s.Name; name != "" && s.Kind != metric.KindGoBench {
-			if line, dup := names[name]; dup {
-				p.errorf(mn, fmt.Sprintf("metrics[%d].name", i), "metric %q is already defined on line %d", name, line)
-				continue
-			}
-			names[name] = resolve(mn).Line
-		}
-		specs = append(specs, s)
-	}
-	return specs
-}
-
-func (p *parser) metric(n *yaml.Node, field string) (metric.Spec, bool) {
-	var s metric.Spec
-	nodes := make(map[string]*yaml.Node) // field -> value node
-	pairs := p.fields(n, field, metricFields)
-	if n.Kind != yaml.MappingNode {
-		return s, false
-	}
-	ok := true
-	var kinds []string
-	for _, f := range pairs {
-		nodes[f.key] = f.v
-		name := join(field, f.key)
-		if slices.Contains(metricKinds, f.key) {
-			kinds = append(kinds, f.key)
-			if len(kinds) > 1 {
-				p.errorf(f.k, name, "a metric has exactly one of regex, json, gobench or builtin; this one also has %s", kinds[0])
-				ok = false
-				continue
-			}
-		}
-		var fok bool
-		switch f.key {
-		case "name":
-			s.Name, fok = p.nonEmpty(f.v, name)
-		case "regex":
-			s.Kind = metric.KindRegex
-			s.Pattern, fok = p.nonEmpty(f.v, name)
-		case "json":
-			s.Kind = metric.KindJSON
-			s.Path, fok = p.nonEmpty(f.v, name)
-		case "builtin":
-			s.Kind = metric.KindBuiltin
-			var b string
-			if b, fok = p.nonEmpty(f.v, name); fok {
-				if canon, known := metric.CanonicalBuiltin(b); known {
-					b = canon
-				}
-				s.Builtin = b
-			}
-		case "gobench":
-			s.Kind = metric.KindGoBench
-			fok = f.v.Kind == yaml.ScalarNode && f.v.Tag != "!!null" && f.v.Value != "" && !(f.v.Tag == "!!bool" && f.v.Value != "true")
-			if !fok {
-				p.errorf(f.v, name, "want true or a metric name prefix, got %s", describe(f.v))
-			} else if f.v.Tag != "!!bool" {
-				if slices.ContainsFunc(pairs, func(q pair) bool { return q.key == "name" }) {
-					p.errorf(f.v, name, "give the name prefix either here or in name:, not both")
-					fok = false
-				}
-				s.Name = f.v.Value
-			}
-		case "from":
-			s.From, fok = p.nonEmpty(f.v, name)
-		case "unit":
-			s.Unit, fok = p.nonEmpty(f.v, name)
-		case "better":
-			var b string
-			if b, fok = p.str(f.v, name); fok {
-				switch b {
-				case "lower":
-					s.Better = metric.LowerIsBetter
-				case "higher":
-					s.Better = metric.HigherIsBetter
-				default:
-					p.errorf(f.v, name, "want lower or higher, got %q", b)
-					fok = false
-				}
-			}
-		}
-		ok = ok && fok
-	}
-	if len(kinds) == 0 {
-		p.errorf(n, field, "a metric needs one of regex, json, gobench or builtin")
-		return s, false
-	}
-	if !ok {
-		return s, false
-	}
-	if s.Better == 0 && (s.Kind == metric.KindRegex || s.Kind == metric.KindJSON) {
-		p.errorf(nodes[kinds[0]], join(field, "better"), "required for %s metrics: lower or higher", kinds[0])
-		return s, false
-	}
-	if err := s.Validate(); err != nil {
-		var se *metric.SpecError
-		if !errors.As(err, &se) {
-			p.errorf(n, field, "%v", err)
-			return s, false
-		}
-		at := nodes[se.Field]
-		if at == nil {
-			at = nodes[kinds[0]]
-		}
-		sub := se.Field
-		if sub == "kind" {
-			sub = kinds[0]
-		}
-		p.errorf(at, join(field, sub), "%s", se.Msg)
-		return s, false
-	}
-	return s, true
-}
-
 func (p *parser) variants(n *yaml.Node) []Variant {
 	var vs []Variant
 	for _, f := range p.fields(n, "variants", nil) {
@@ -619,8 +290,14 @@ func (p *parser) variants(n *yaml.Node) []Variant {
 			p.errorf(f.v, field, "missing env: (the variant's extra build environment)")
 			continue
 		}
-		for _, vf := range p.fields(f.v, field, variantFields) {
+		pairs := p.fields(f.v, field, variantFields)
+		for _, vf := range pairs {
 			v.Env = p.env(vf.v, join(field, vf.key))
+		}
+		if vn := resolve(f.v); vn.Kind == yaml.MappingNode && len(vn.Content) == 0 {
+			// {} would build exactly what the plain build builds.
+			p.errorf(f.v, field, "missing env: (the variant's extra build environment)")
+			continue
 		}
 		vs = append(vs, v)
 	}
@@ -645,7 +322,7 @@ func (p *parser) params(n *yaml.Node) []param {
 		prm := param{name: f.key}
 		switch f.v.Kind {
 		case yaml.ScalarNode:
-			if s, ok := p.str(f.v, field); ok {
+			if s, ok := p.str(f.v, field); ok && !p.hasNUL(f.v, field, s) {
 				prm.values = []string{s}
 			}
 		case yaml.SequenceNode:
@@ -662,7 +339,7 @@ func (p *parser) params(n *yaml.Node) []param {
 					continue
 				}
 				s, ok := p.str(e, ef)
-				if !ok {
+				if !ok || p.hasNUL(e, ef, s) {
 					continue
 				}
 				if seen[s] {

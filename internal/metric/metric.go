@@ -1,7 +1,7 @@
 // Package metric reads benchmark figures out of one run's output.
 //
 // A job names its metrics with a [Spec]: a regular expression with a named
-// group "value", a path into JSON output, the Go benchmark format (read with
+// group "value" (multi-line: ^ and $ match at line ends), a path into JSON output, the Go benchmark format (read with
 // golang.org/x/perf/benchfmt), or one of the resource figures perfbot records
 // itself for every run ([Builtins]: wall, user and system time, max RSS).
 // Extraction is a pure function of the run's [Output], so a stored run can be
@@ -37,7 +37,7 @@ func (b Better) String() string {
 type Kind string
 
 const (
-	KindRegex   Kind = "regex"   // Spec.Pattern, a regexp with a named group "value" (and optionally "name")
+	KindRegex   Kind = "regex"   // Spec.Pattern, a multi-line regexp with a named group "value" (and optionally "name")
 	KindJSON    Kind = "json"    // Spec.Path, e.g. ".results[0].ops_per_sec"
 	KindGoBench Kind = "gobench" // the Go benchmark format; one metric per benchmark name and unit
 	KindBuiltin Kind = "builtin" // Spec.Builtin, one of the names in Builtins

@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -43,7 +42,7 @@ func (s *Spec) displayName() string {
 	return "(unnamed)"
 }
 
-func (s *Spec) errorf(field, format string, args ...any) error {
+func (s *Spec) errorf(field, format string, args ...any) *SpecError {
 	return &SpecError{Metric: s.displayName(), Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
@@ -51,75 +50,102 @@ func (s *Spec) errorf(field, format string, args ...any) error {
 // exactly its own source field set, a regex that compiles and has a group
 // named "value", a well-formed JSON path, a known builtin name, a From that
 // is stdout, stderr or a path inside the run directory, and a name where
-// one is needed. Errors are *SpecError.
+// one is needed. It returns the first of [Spec.Problems], or nil.
 func (s *Spec) Validate() error {
+	if errs := s.Problems(); len(errs) > 0 {
+		return errs[0]
+	}
+	return nil
+}
+
+// Problems returns every problem Validate checks for, at most one per
+// field, in the order of the checks (name, kind and source fields, the
+// kind's own checks, better, from).
+func (s *Spec) Problems() []*SpecError {
+	var errs []*SpecError
+	add := func(field, format string, args ...any) {
+		for _, e := range errs {
+			if e.Field == field {
+				return // the first problem of a field is enough
+			}
+		}
+		errs = append(errs, s.errorf(field, format, args...))
+	}
 	if s.Name != "" && strings.ContainsFunc(s.Name, unicode.IsSpace) {
-		return s.errorf("name", "name %q contains white space", s.Name)
+		add("name", "name %q contains white space", s.Name)
 	}
 	// Only the field of the spec's own kind may be set.
 	set := map[string]bool{"regex": s.Pattern != "", "json": s.Path != "", "builtin": s.Builtin != ""}
 	own := map[Kind]string{KindRegex: "regex", KindJSON: "json", KindBuiltin: "builtin", KindGoBench: ""}
 	ownField, ok := own[s.Kind]
 	if !ok {
-		return s.errorf("kind", "unknown kind %q (want regex, json, gobench or builtin)", s.Kind)
+		add("kind", "unknown kind %q (want regex, json, gobench or builtin)", s.Kind)
+		return errs // nothing else can be judged without a kind
 	}
 	for _, f := range []string{"regex", "json", "builtin"} {
 		if set[f] && f != ownField {
-			return s.errorf(f, "%s given for a %s metric", f, s.Kind)
+			add(f, "%s given for a %s metric", f, s.Kind)
 		}
 	}
-	if ownField != "" && !set[ownField] {
-		return s.errorf(ownField, "missing %s", ownField)
+	missing := ownField != "" && !set[ownField]
+	if missing {
+		add(ownField, "missing %s", ownField)
 	}
 
 	switch s.Kind {
 	case KindRegex:
-		re, err := regexp.Compile(s.Pattern)
+		if missing {
+			break
+		}
+		re, err := compileRegex(s.Pattern)
 		if err != nil {
-			return s.errorf("regex", "%v", err)
+			add("regex", "%v", err)
+			break
 		}
 		if re.SubexpIndex("value") < 0 {
-			return s.errorf("regex", "%q has no group named \"value\" (write (?P<value>...))", s.Pattern)
+			add("regex", "%q has no group named \"value\" (write (?P<value>...))", s.Pattern)
 		}
 		if s.Name == "" && re.SubexpIndex("name") < 0 {
-			return s.errorf("name", "a name is required (or a group named \"name\" in the regex)")
+			add("name", "a name is required (or a group named \"name\" in the regex)")
 		}
 	case KindJSON:
-		if _, err := parseJSONPath(s.Path); err != nil {
-			return s.errorf("json", "%v", err)
+		if !missing {
+			if _, err := parseJSONPath(s.Path); err != nil {
+				add("json", "%v", err)
+			}
 		}
 		if s.Name == "" {
-			return s.errorf("name", "a name is required")
+			add("name", "a name is required")
 		}
 	case KindBuiltin:
-		if _, ok := CanonicalBuiltin(s.Builtin); !ok {
-			return s.errorf("builtin", "unknown builtin %q (want wall, user, sys, maxrss or one of %s)",
+		if _, ok := CanonicalBuiltin(s.Builtin); !ok && !missing {
+			add("builtin", "unknown builtin %q (want wall, user, sys, maxrss or one of %s)",
 				s.Builtin, strings.Join(BuiltinNames(), ", "))
 		}
 		if s.From != "" {
-			return s.errorf("from", "builtin metrics are measured by perfbot, not read from %q", s.From)
+			add("from", "builtin metrics are measured by perfbot, not read from %q", s.From)
 		}
 		if s.Unit != "" {
-			return s.errorf("unit", "builtin metrics have fixed units (seconds, KiB)")
+			add("unit", "builtin metrics have fixed units (seconds, KiB)")
 		}
 	case KindGoBench:
 		if s.Better != 0 && s.Unit == "" {
-			return s.errorf("better", "a gobench metric may set better only together with unit (each unit has its own direction)")
+			add("better", "a gobench metric may set better only together with unit (each unit has its own direction)")
 		}
 	}
 	switch s.Better {
 	case 0, LowerIsBetter, HigherIsBetter:
 	default:
-		return s.errorf("better", "invalid value %d (want lower or higher)", int(s.Better))
+		add("better", "invalid value %d (want lower or higher)", int(s.Better))
 	}
 	switch s.From {
 	case "", "stdout", "stderr":
 	default:
 		if !filepath.IsLocal(s.From) {
-			return s.errorf("from", "%q must be stdout, stderr or a relative path inside the run directory", s.From)
+			add("from", "%q must be stdout, stderr or a relative path inside the run directory", s.From)
 		}
 	}
-	return nil
+	return errs
 }
 
 // Extract reads the values of s from one run's output.
@@ -183,36 +209,6 @@ func (s *Spec) source(out Output) ([]byte, string, error) {
 		return nil, "", fmt.Errorf("metric %q: %w", s.displayName(), err)
 	}
 	return data, path, nil
-}
-
-func (s *Spec) extractRegex(data []byte, where string) ([]Value, error) {
-	re := regexp.MustCompile(s.Pattern) // Validate compiled it
-	vi, ni := re.SubexpIndex("value"), re.SubexpIndex("name")
-	var vals []Value
-	for _, m := range re.FindAllSubmatchIndex(data, -1) {
-		if m[2*vi] < 0 {
-			return nil, fmt.Errorf("metric %q: regex %q matched %s in %s but its group \"value\" did not take part",
-				s.displayName(), s.Pattern, quoteText(data[m[0]:m[1]]), where)
-		}
-		text := data[m[2*vi]:m[2*vi+1]]
-		f, err := parseNumber(string(text))
-		if err != nil {
-			return nil, fmt.Errorf("metric %q: regex %q in %s: %v", s.displayName(), s.Pattern, where, err)
-		}
-		name := s.Name
-		if ni >= 0 && m[2*ni] >= 0 && m[2*ni] < m[2*ni+1] {
-			name = joinName(s.Name, string(data[m[2*ni]:m[2*ni+1]]))
-		}
-		if name == "" {
-			return nil, fmt.Errorf("metric %q: regex %q matched %s in %s with an empty group \"name\"",
-				s.displayName(), s.Pattern, quoteText(data[m[0]:m[1]]), where)
-		}
-		vals = append(vals, Value{Name: name, Unit: s.Unit, Better: s.betterOr(LowerIsBetter), Value: f})
-	}
-	if len(vals) == 0 {
-		return nil, fmt.Errorf("metric %q: regex %q matched nothing in %s: %w", s.displayName(), s.Pattern, where, ErrMissing)
-	}
-	return vals, nil
 }
 
 func (s *Spec) extractJSON(data []byte, where string) ([]Value, error) {

@@ -5,6 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/perfbot/perfbot/internal/job"
 )
 
 // reproduce is the command line that repeats cmd: "perfbot", the command's
@@ -20,24 +22,16 @@ func reproduce(cmd *cobra.Command, args []string, set map[string]string) string 
 	}
 	parts := []string{cmd.CommandPath()}
 	for _, a := range args {
-		parts = append(parts, shellQuote(a))
+		parts = append(parts, job.ShellQuote(a))
 	}
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
 		if v, ok := vals[f.Name]; ok {
 			if f.Value.Type() == "bool" && v == "true" {
 				parts = append(parts, "--"+f.Name)
 			} else {
-				parts = append(parts, "--"+f.Name+"="+shellQuote(v))
+				parts = append(parts, "--"+f.Name+"="+job.ShellQuote(v))
 			}
 		}
 	})
 	return strings.Join(parts, " ")
-}
-
-// shellQuote quotes s for sh when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

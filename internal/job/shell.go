@@ -211,6 +211,16 @@ func quoteParam(ctx quoting, v string) (string, bool) {
 	return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'", ctx == unquoted
 }
 
+// ShellQuote quotes s to stand as one word in a sh command line: as it is
+// when it needs no quoting, else single-quoted.
+func ShellQuote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	q, _ := quoteParam(unquoted, s)
+	return q
+}
+
 // substituteCommand replaces each ${name} of a param in the shell command
 // cmd with the param's value, quoted by quoteParam. Other ${NAME} are left
 // for the shell.

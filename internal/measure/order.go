@@ -77,8 +77,6 @@ type Slot struct {
 	Round  int
 }
 
-// IsWarmup reports whether the slot is a warm-up run (see Warmup).
-func (s Slot) IsWarmup() bool { return s.Round < 0 }
 
 // Schedule returns the order in which to take runs runs of each of commits
 // commits: runs rounds, round r before round r+1, each round running every
@@ -168,8 +166,9 @@ func williams(k int) [][]int {
 }
 
 // Warmup returns n warm-up rounds over commits commits, alternating
-// (A B A B ...), with rounds -1, -2, ... -n so that Slot.IsWarmup reports
-// them. Run them before the measured schedule and do not record them.
+// (A B A B ...), with negative rounds -1, -2, ... -n, never the round of
+// a measured run. Run them before the measured schedule and do not record
+// them.
 func Warmup(commits, n int) []Slot {
 	if commits <= 0 || n <= 0 {
 		return nil

@@ -170,14 +170,6 @@ func TestWarmup(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("Warmup(2, 2) = %v, want %v", got, want)
 	}
-	for _, s := range got {
-		if !s.IsWarmup() {
-			t.Errorf("%+v is not a warm-up", s)
-		}
-	}
-	if (Slot{Commit: 0, Round: 0}).IsWarmup() {
-		t.Errorf("round 0 is a warm-up")
-	}
 	if Warmup(0, 3) != nil || Warmup(2, 0) != nil {
 		t.Errorf("empty warm-ups not nil")
 	}

@@ -211,7 +211,7 @@ func bisectText(b *bytes.Buffer, r *BisectReport) error {
 		bisectPut(g, 0, 5, "vs bad", 'l')
 		bisectPut(g, 0, 6, "verdict", 'l')
 		for i, s := range res.Steps {
-			v := s.Verdict
+			v := string(s.Verdict)
 			if s.Guessed {
 				v += " (guess)"
 			}
@@ -307,7 +307,7 @@ func bisectMarkdown(b *bytes.Buffer, r *BisectReport) error {
 	if len(res.Steps) > 0 {
 		b.WriteString("\n| step | commit | left | runs | vs good | vs bad | verdict |\n| ---: | --- | ---: | ---: | --- | --- | --- |\n")
 		for _, s := range res.Steps {
-			v := s.Verdict
+			v := string(s.Verdict)
 			if s.Guessed {
 				v += " (guess)"
 			}

@@ -1,0 +1,127 @@
+// How a bisection is asked for: Options and their defaults.
+
+package bisect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/perfbot/perfbot/internal/gitrev"
+	"github.com/perfbot/perfbot/internal/metric"
+)
+
+// Speculation is how a bisection works ahead of its decisions.
+type Speculation string
+
+const (
+	// SpeculateNone measures one candidate at a time and builds it when
+	// it is needed.
+	SpeculateNone Speculation = "none"
+	// SpeculateBuild builds both possible next candidates in the
+	// background while the current one's runs are taken (needs a
+	// [Prefetcher]): one wasted build per step, and the wall time of the
+	// builds hidden behind the runs.
+	SpeculateBuild Speculation = "build"
+	// SpeculateRuns measures both possible next candidates (StepRuns
+	// runs each) in the same interleaved batch as the current one: the
+	// next step then often needs no new runs. It costs about 1.5 times the
+	// runs and builds, so it only saves wall time when the measurer runs
+	// several benchmarks at once (several machines or quiet CPUs).
+	SpeculateRuns Speculation = "runs"
+)
+
+// Options configure a bisection. Zero values take the defaults.
+type Options struct {
+	Measurer Measurer
+	// Metric names the bisected metric (for messages).
+	Metric string
+	// Better is the metric's good direction; 0 takes it from the first
+	// measurement ([Batch.Better]).
+	Better metric.Better
+	// Improvement searches for the commit that made the metric better
+	// (the bad side is the better one); the default searches for a
+	// regression.
+	Improvement bool
+	// Alpha is the error rate of each look of each comparison (default
+	// 0.01); MinEffect the relative change within which two commits
+	// count as the same (default 0.05).
+	Alpha, MinEffect float64
+	// EndRuns, StepRuns and MaxRuns are the runs (per layout) of the
+	// first look at the ends, of the first look at a candidate, and the
+	// most of any commit; CheckRuns the fresh runs of each side of the
+	// culprit check (doubling while unknown, up to MaxRuns).
+	EndRuns, StepRuns, MaxRuns, CheckRuns int
+	// Fixed, when > 0, replaces the statistical decisions by the plain
+	// "git bisect run" scheme with Fixed runs per commit: a commit is bad
+	// when the mean of its runs is past the midpoint of the ends' means.
+	// No check, no triage. Used to measure what the tests save.
+	Fixed int
+	// Speculate says how to work ahead (default SpeculateNone).
+	Speculate Speculation
+	// Triage, when set, is called on the culprit and its parent.
+	Triage func(ctx context.Context, parent, culprit gitrev.Commit) (*Triage, error)
+	// Resume continues the bisection this state describes; nil starts
+	// afresh. Save, when set, is called with the state after every
+	// decision, so that the bisection can be resumed.
+	Resume *State
+	Save   func(ctx context.Context, st *State) error
+	// Log receives one line per event (no trailing newline); may be nil.
+	Log func(string)
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+func (o *Options) defaults() error {
+	if o.Measurer == nil {
+		return errors.New("bisect: no Measurer")
+	}
+	if o.Alpha == 0 {
+		o.Alpha = DefaultAlpha
+	}
+	if !(o.Alpha > 0 && o.Alpha < 0.5) {
+		return fmt.Errorf("bisect: alpha %v is not in (0, 0.5)", o.Alpha)
+	}
+	if o.MinEffect == 0 {
+		o.MinEffect = DefaultMinEffect
+	}
+	if !(o.MinEffect > 0 && o.MinEffect < 10) {
+		return fmt.Errorf("bisect: effect %v%% is not in (0, 1000)", 100*o.MinEffect)
+	}
+	if o.StepRuns == 0 {
+		o.StepRuns = DefaultStepRuns
+	}
+	if o.EndRuns == 0 {
+		o.EndRuns = MinRuns(o.Alpha, o.StepRuns)
+	}
+	if o.MaxRuns == 0 {
+		o.MaxRuns = DefaultMaxRuns
+	}
+	if o.CheckRuns == 0 {
+		o.CheckRuns = minCheckRuns(o.Alpha)
+	}
+	switch {
+	case o.Fixed == 0 && o.EndRuns < 3:
+		return fmt.Errorf("bisect: %d runs at the ends: need at least 3", o.EndRuns)
+	case o.StepRuns < 1 || o.StepRuns > 100:
+		return fmt.Errorf("bisect: %d runs per step: want 1 to 100", o.StepRuns)
+	case o.Fixed == 0 && (o.MaxRuns < o.EndRuns || o.MaxRuns < o.StepRuns):
+		return fmt.Errorf("bisect: at most %d runs per commit is below the first look (%d at the ends, %d per step)", o.MaxRuns, o.EndRuns, o.StepRuns)
+	case o.CheckRuns < minCheckRuns(o.Alpha):
+		return fmt.Errorf("bisect: %d check runs: need at least %d of each side for a test at alpha %v", o.CheckRuns, minCheckRuns(o.Alpha), o.Alpha)
+	case o.Fixed < 0:
+		return fmt.Errorf("bisect: %d fixed runs", o.Fixed)
+	}
+	switch o.Speculate {
+	case "":
+		o.Speculate = SpeculateNone
+	case SpeculateNone, SpeculateBuild, SpeculateRuns:
+	default:
+		return fmt.Errorf("bisect: unknown speculation %q (want none, build or runs)", o.Speculate)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return nil
+}

@@ -77,7 +77,6 @@ type Slot struct {
 	Round  int
 }
 
-
 // Schedule returns the order in which to take runs runs of each of commits
 // commits: runs rounds, round r before round r+1, each round running every
 // commit once. It never runs all of one commit and then all of another, so

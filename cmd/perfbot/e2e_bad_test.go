@@ -14,39 +14,39 @@ import (
 // naming what is wrong, and that failing runs are recorded, not dropped.
 func TestCompareBadInput(t *testing.T) {
 	r := newGitRepo(t)
-	base := r.commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
-	broken := r.commit("break the build", map[string]string{"bench.c": "int main( {\n"})
+	base := r.Commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
+	broken := r.Commit("break the build", map[string]string{"bench.c": "int main( {\n"})
 
 	t.Run("malformed YAML", func(t *testing.T) {
-		job := writeJob(t, "repo: "+r.dir+"\nbuild:\n  command: make\n   artifacts: [x]\n")
+		job := writeJob(t, "repo: "+r.Dir+"\nbuild:\n  command: make\n   artifacts: [x]\n")
 		code, _, errOut := perfbot(t, "compare", job, base, base)
 		if code != exitError || !strings.Contains(errOut, "job.yaml:") {
 			t.Errorf("exit %d, stderr %q: want exit 2 and an error naming the file and line", code, errOut)
 		}
 	})
 	t.Run("unknown field", func(t *testing.T) {
-		job := writeJob(t, jobYAML(r.dir, 3, "./bench 1000")+"iters: 5\n")
+		job := writeJob(t, jobYAML(r.Dir, 3, "./bench 1000")+"iters: 5\n")
 		code, _, errOut := perfbot(t, "compare", job, base, base)
 		if code != exitError || !strings.Contains(errOut, "iters") || !strings.Contains(errOut, "job.yaml:13") {
 			t.Errorf("exit %d, stderr %q: want exit 2 naming job.yaml:13 and the field", code, errOut)
 		}
 	})
 	t.Run("unknown metric", func(t *testing.T) {
-		job := writeJob(t, jobYAML(r.dir, 3, "./bench 1000")+"  - builtin: cycles\n")
+		job := writeJob(t, jobYAML(r.Dir, 3, "./bench 1000")+"  - builtin: cycles\n")
 		code, _, errOut := perfbot(t, "compare", job, base, base)
 		if code != exitError || !strings.Contains(errOut, "job.yaml:13: metrics[1].builtin") || !strings.Contains(errOut, "cycles") {
 			t.Errorf("exit %d, stderr %q: want exit 2 naming job.yaml:13, the field and the unknown builtin", code, errOut)
 		}
 	})
 	t.Run("unknown revision", func(t *testing.T) {
-		job := writeJob(t, jobYAML(r.dir, 3, "./bench 1000"))
+		job := writeJob(t, jobYAML(r.Dir, 3, "./bench 1000"))
 		code, _, errOut := perfbot(t, "compare", job, base, "no-such-branch")
 		if code != exitError || !strings.Contains(errOut, "no-such-branch") {
 			t.Errorf("exit %d, stderr %q: want exit 2 naming the revision", code, errOut)
 		}
 	})
 	t.Run("build fails", func(t *testing.T) {
-		job := writeJob(t, jobYAML(r.dir, 3, "./bench 1000"))
+		job := writeJob(t, jobYAML(r.Dir, 3, "./bench 1000"))
 		code, _, errOut := perfbot(t, "compare", "--cpu", "none", job, base, broken)
 		if code != exitError || !strings.Contains(errOut, broken[:12]) || !strings.Contains(errOut, "build failed") ||
 			!strings.Contains(errOut, "error") {
@@ -54,7 +54,7 @@ func TestCompareBadInput(t *testing.T) {
 		}
 	})
 	t.Run("metric missing", func(t *testing.T) {
-		job := writeJob(t, jobYAML(r.dir, 3, "echo garbage; echo work_ms=notanumber"))
+		job := writeJob(t, jobYAML(r.Dir, 3, "echo garbage; echo work_ms=notanumber"))
 		code, _, errOut := perfbot(t, "compare", "--cpu", "none", job, base, base+"^{commit}")
 		if code != exitError || !strings.Contains(errOut, "3 of 3 runs failed") || !strings.Contains(errOut, "no run succeeded") {
 			t.Errorf("exit %d, stderr:\n%s\nwant exit 2 with every failed run reported", code, errOut)
@@ -70,10 +70,10 @@ func TestCompareBadInput(t *testing.T) {
 // no process of it survives.
 func TestCompareTimeoutLeavesNothing(t *testing.T) {
 	r := newGitRepo(t)
-	base := r.commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
+	base := r.Commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
 	marker := "perfbot-hang-" + filepath.Base(t.TempDir())
 	// The marker rides as $0 of the inner shells, so /proc shows it.
-	job := writeJob(t, strings.Replace(jobYAML(r.dir, 3, `sh -c 'sleep 300; :' `+marker+` & sh -c 'sleep 301; :' `+marker+`; wait`), "timeout: 60s", "timeout: 1s", 1))
+	job := writeJob(t, strings.Replace(jobYAML(r.Dir, 3, `sh -c 'sleep 300; :' `+marker+` & sh -c 'sleep 301; :' `+marker+`; wait`), "timeout: 60s", "timeout: 1s", 1))
 	start := time.Now()
 	code, _, errOut := perfbot(t, "compare", "--cpu", "none", job, base, base)
 	if time.Since(start) > 60*time.Second {
@@ -127,9 +127,9 @@ func TestKillAndResume(t *testing.T) {
 		t.Skip("skipping the kill-and-resume test in short mode")
 	}
 	r := newGitRepo(t)
-	base := r.commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
-	next := r.commit("comment", map[string]string{"bench.c": benchC(1, "next")})
-	job := writeJob(t, jobYAML(r.dir, 10, "./bench 4000000"))
+	base := r.Commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
+	next := r.Commit("comment", map[string]string{"bench.c": benchC(1, "next")})
+	job := writeJob(t, jobYAML(r.Dir, 10, "./bench 4000000"))
 	bin := buildPerfbot(t)
 
 	cmd := exec.Command(bin, "compare", "--cpu", "none", job, base, next)

@@ -16,9 +16,11 @@ type GitRepo struct {
 	tb  testing.TB
 }
 
-// NewGitRepo creates an empty repository with branch main in a temporary
-// folder (removed when the test ends), with a local identity. It skips the
-// test when git is missing (fails in strict mode, see [NeedTool]).
+// NewGitRepo creates an empty repository with branch main and a local
+// identity. Its Dir is a folder named repo in a fresh temporary folder
+// (removed when the test ends), so that a test can put a job file and its
+// store beside it (filepath.Dir(r.Dir)). It skips the test when git is
+// missing (fails in strict mode, see [NeedTool]).
 func NewGitRepo(tb testing.TB) *GitRepo {
 	tb.Helper()
 	NeedTool(tb, "git")

@@ -24,11 +24,11 @@ func TestEffects(t *testing.T) {
 	ctx := context.Background()
 	tr := create(t, Options{History: HistoryTriage})
 	dm := create(t, Options{History: HistoryDemo})
-	textPad, err := PadObject(ctx, tr.Dir, t.TempDir(), TextRestorePad, 0)
+	textPad, err := padObject(ctx, tr.Dir, t.TempDir(), TextRestorePad, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dataPad, err := PadObject(ctx, tr.Dir, t.TempDir(), 0, DataRestorePad)
+	dataPad, err := padObject(ctx, tr.Dir, t.TempDir(), 0, DataRestorePad)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestEffects(t *testing.T) {
 			}
 			const tries, pairs = 3, 12
 			for try := 1; ; try++ {
-				res, err := AB(ctx, m.a, m.b, args, m.metric, pairs)
+				res, err := runAB(ctx, m.a, m.b, args, m.metric, pairs)
 				if err != nil {
 					t.Fatal(err)
 				}

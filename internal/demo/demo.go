@@ -6,7 +6,8 @@
 // new git repository, and commits a history whose every commit has a known
 // effect on the benchmark's metrics. The effects hold for gcc 12.2 on
 // x86-64 with GNU ld: the tests check each commit's layout with the ELF
-// symbols and a disassembler, and TestEffects times them on the host.
+// symbols and a disassembler, and TestEffects (run with
+// PERFBOT_TEST_CPU_EFFECTS=1) times them on the host.
 package demo
 
 import (

@@ -454,12 +454,12 @@ func BenchmarkLoopsGoBinary(b *testing.B) {
 	}
 	f, err := elf.Open(goBin)
 	if err != nil {
-		b.Skip(err)
+		testutil.SkipIncapable(b, "the go command here is not an ELF file: %v", err)
 	}
 	defer f.Close()
 	syms, err := f.Symbols()
 	if err != nil {
-		b.Skip(err)
+		testutil.SkipIncapable(b, "the go command here has no symbol table: %v", err)
 	}
 	text := f.Section(".text")
 	data, err := text.Data()

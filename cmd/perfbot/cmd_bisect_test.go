@@ -16,6 +16,7 @@ import (
 	"github.com/perfbot/perfbot/internal/knobs"
 	"github.com/perfbot/perfbot/internal/measure"
 	"github.com/perfbot/perfbot/internal/store"
+	"github.com/perfbot/perfbot/internal/testutil"
 )
 
 // These tests run perfbot bisect on the demo's "bisect" history: 64 real
@@ -26,7 +27,7 @@ import (
 // bisectDemo creates the history in a temporary folder.
 func bisectDemo(t *testing.T, commits int, seed uint64) *demo.Repo {
 	t.Helper()
-	requireTools(t, "git", "gcc", "make")
+	testutil.NeedTool(t, "git", "gcc", "make")
 	r, err := demo.Create(filepath.Join(t.TempDir(), "kvstore"), demo.Options{History: demo.HistoryBisect, Commits: commits, Seed: seed})
 	if err != nil {
 		t.Fatal(err)
@@ -75,11 +76,7 @@ func bisectRun(t *testing.T, args ...string) (int, bisectJSONDoc, string) {
 func TestBisectBadInput(t *testing.T) {
 	r := bisectDemo(t, 8, 1)
 	good, bad := r.Commits[0].Hash, r.Commits[len(r.Commits)-1].Hash
-	side := exec.Command("git", "branch", "side", r.Commits[2].Hash)
-	side.Dir = r.Dir
-	if out, err := side.CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	testutil.Git(t, r.Dir, "branch", "side", r.Commits[2].Hash)
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -120,10 +117,10 @@ func TestBisectBadInput(t *testing.T) {
 // --improvement searches for that commit instead.
 func TestBisectWrongDirection(t *testing.T) {
 	g := newGitRepo(t)
-	slow := g.commit("slow", map[string]string{"bench.c": benchC(2, "slow"), "Makefile": benchMakefile})
-	g.commit("a comment", map[string]string{"bench.c": benchC(2, "a comment")})
-	fast := g.commit("twice as fast", map[string]string{"bench.c": benchC(1, "fast")})
-	jobFile := writeJob(t, jobYAML(g.dir, 10, "./bench 400000"))
+	slow := g.Commit("slow", map[string]string{"bench.c": benchC(2, "slow"), "Makefile": benchMakefile})
+	g.Commit("a comment", map[string]string{"bench.c": benchC(2, "a comment")})
+	fast := g.Commit("twice as fast", map[string]string{"bench.c": benchC(1, "fast")})
+	jobFile := writeJob(t, jobYAML(g.Dir, 10, "./bench 400000"))
 	code, _, errOut := perfbot(t, "bisect", jobFile, "--good", slow, "--bad", fast, "--metric", "work_ms", "--cpu", "none")
 	if code != exitError || !strings.Contains(errOut, "not a regression") || !strings.Contains(errOut, "swapped") {
 		t.Fatalf("exit %d, stderr:\n%s\nwant exit 2 saying the revisions look swapped", code, errOut)

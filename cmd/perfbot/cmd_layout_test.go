@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/perfbot/perfbot/internal/testutil"
 )
 
 // layoutDataSrc is the seed report's case: a 16-byte static key before two
@@ -58,15 +60,6 @@ int main(int argc, char **argv) {
 `
 
 var layoutDataFlags = []string{"-O2", "-fno-toplevel-reorder", "-malign-data=abi"}
-
-func layoutNeed(t *testing.T, tools ...string) {
-	t.Helper()
-	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not found in PATH (%v): this test builds real binaries with it", tool, err)
-		}
-	}
-}
 
 func layoutRun(t *testing.T, dir, name string, args ...string) string {
 	t.Helper()
@@ -122,7 +115,7 @@ func layoutPerfbot(args ...string) (int, string, string) {
 // offsets mod 64 (checked against nm), in text and JSON; --pad writes an
 // assembler file that, linked first, restores the old offset.
 func TestLayoutDiffSeedCase(t *testing.T) {
-	layoutNeed(t, "gcc", "nm")
+	testutil.NeedTool(t, "gcc", "nm")
 	dir := t.TempDir()
 	a := layoutBuild(t, dir, "a", layoutDataSrc, append([]string{"-DWITH_KEY"}, layoutDataFlags...)...)
 	b := layoutBuild(t, dir, "b", layoutDataSrc, layoutDataFlags...)
@@ -200,7 +193,7 @@ func TestLayoutDiffSeedCase(t *testing.T) {
 // TestLayoutDiffLoop: the hot inner loop moved inside its line; --symbol
 // prints it with both offsets, as objdump places it.
 func TestLayoutDiffLoop(t *testing.T) {
-	layoutNeed(t, "gcc", "objdump")
+	testutil.NeedTool(t, "gcc", "objdump")
 	dir := t.TempDir()
 	a := layoutBuild(t, dir, "a", layoutLoopSrc, "-O2")
 	b := layoutBuild(t, dir, "b", layoutLoopSrc, "-O2", "-DPAD")

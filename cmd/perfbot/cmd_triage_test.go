@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/perfbot/perfbot/internal/demo"
+	"github.com/perfbot/perfbot/internal/testutil"
 	"github.com/perfbot/perfbot/internal/triage"
 )
 
@@ -23,7 +24,7 @@ func runPerfbot(args ...string) (int, string, string) {
 // TestTriageBadInput: bad flags and arguments fail with exit status 2 and a
 // message naming what is wrong, before anything is built.
 func TestTriageBadInput(t *testing.T) {
-	requireTools(t, "git")
+	testutil.NeedTool(t, "git")
 	repo, err := demo.Create(filepath.Join(t.TempDir(), "bench"), demo.Options{History: demo.HistoryTriage})
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +84,7 @@ func TestTriageCommand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the demo benchmark")
 	}
-	requireTools(t, "git", "gcc", "make")
+	testutil.NeedTool(t, "git", "gcc", "make")
 	repo, err := demo.Create(filepath.Join(t.TempDir(), "bench"), demo.Options{History: demo.HistoryTriage})
 	if err != nil {
 		t.Fatal(err)

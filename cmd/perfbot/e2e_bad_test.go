@@ -14,39 +14,39 @@ import (
 // naming what is wrong, and that failing runs are recorded, not dropped.
 func TestCompareBadInput(t *testing.T) {
 	r := newGitRepo(t)
-	base := r.commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
-	broken := r.commit("break the build", map[string]string{"bench.c": "int main( {\n"})
+	base := r.Commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
+	broken := r.Commit("break the build", map[string]string{"bench.c": "int main( {\n"})
 
 	t.Run("malformed YAML", func(t *testing.T) {
-		job := writeJob(t, "repo: "+r.dir+"\nbuild:\n  command: make\n   artifacts: [x]\n")
+		job := writeJob(t, "repo: "+r.Dir+"\nbuild:\n  command: make\n   artifacts: [x]\n")
 		code, _, errOut := perfbot(t, "compare", job, base, base)
 		if code != exitError || !strings.Contains(errOut, "job.yaml:") {
 			t.Errorf("exit %d, stderr %q: want exit 2 and an error naming the file and line", code, errOut)
 		}
 	})
 	t.Run("unknown field", func(t *testing.T) {
-		job := writeJob(t, jobYAML(r.dir, 3, "./bench 1000")+"iters: 5\n")
+		job := writeJob(t, jobYAML(r.Dir, 3, "./bench 1000")+"iters: 5\n")
 		code, _, errOut := perfbot(t, "compare", job, base, base)
 		if code != exitError || !strings.Contains(errOut, "iters") || !strings.Contains(errOut, "job.yaml:13") {
 			t.Errorf("exit %d, stderr %q: want exit 2 naming job.yaml:13 and the field", code, errOut)
 		}
 	})
 	t.Run("unknown metric", func(t *testing.T) {
-		job := writeJob(t, jobYAML(r.dir, 3, "./bench 1000")+"  - builtin: cycles\n")
+		job := writeJob(t, jobYAML(r.Dir, 3, "./bench 1000")+"  - builtin: cycles\n")
 		code, _, errOut := perfbot(t, "compare", job, base, base)
 		if code != exitError || !strings.Contains(errOut, "job.yaml:13: metrics[1].builtin") || !strings.Contains(errOut, "cycles") {
 			t.Errorf("exit %d, stderr %q: want exit 2 naming job.yaml:13, the field and the unknown builtin", code, errOut)
 		}
 	})
 	t.Run("unknown revision", func(t *testing.T) {
-		job := writeJob(t, jobYAML(r.dir, 3, "./bench 1000"))
+		job := writeJob(t, jobYAML(r.Dir, 3, "./bench 1000"))
 		code, _, errOut := perfbot(t, "compare", job, base, "no-such-branch")
 		if code != exitError || !strings.Contains(errOut, "no-such-branch") {
 			t.Errorf("exit %d, stderr %q: want exit 2 naming the revision", code, errOut)
 		}
 	})
 	t.Run("build fails", func(t *testing.T) {
-		job := writeJob(t, jobYAML(r.dir, 3, "./bench 1000"))
+		job := writeJob(t, jobYAML(r.Dir, 3, "./bench 1000"))
 		code, _, errOut := perfbot(t, "compare", "--cpu", "none", job, base, broken)
 		if code != exitError || !strings.Contains(errOut, broken[:12]) || !strings.Contains(errOut, "build failed") ||
 			!strings.Contains(errOut, "error") {
@@ -54,7 +54,7 @@ func TestCompareBadInput(t *testing.T) {
 		}
 	})
 	t.Run("metric missing", func(t *testing.T) {
-		job := writeJob(t, jobYAML(r.dir, 3, "echo garbage; echo work_ms=notanumber"))
+		job := writeJob(t, jobYAML(r.Dir, 3, "echo garbage; echo work_ms=notanumber"))
 		code, _, errOut := perfbot(t, "compare", "--cpu", "none", job, base, base+"^{commit}")
 		if code != exitError || !strings.Contains(errOut, "3 of 3 runs failed") || !strings.Contains(errOut, "no run succeeded") {
 			t.Errorf("exit %d, stderr:\n%s\nwant exit 2 with every failed run reported", code, errOut)
@@ -70,10 +70,10 @@ func TestCompareBadInput(t *testing.T) {
 // no process of it survives.
 func TestCompareTimeoutLeavesNothing(t *testing.T) {
 	r := newGitRepo(t)
-	base := r.commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
+	base := r.Commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
 	marker := "perfbot-hang-" + filepath.Base(t.TempDir())
 	// The marker rides as $0 of the inner shells, so /proc shows it.
-	job := writeJob(t, strings.Replace(jobYAML(r.dir, 3, `sh -c 'sleep 300; :' `+marker+` & sh -c 'sleep 301; :' `+marker+`; wait`), "timeout: 60s", "timeout: 1s", 1))
+	job := writeJob(t, strings.Replace(jobYAML(r.Dir, 3, `sh -c 'sleep 300; :' `+marker+` & sh -c 'sleep 301; :' `+marker+`; wait`), "timeout: 60s", "timeout: 1s", 1))
 	start := time.Now()
 	code, _, errOut := perfbot(t, "compare", "--cpu", "none", job, base, base)
 	if time.Since(start) > 60*time.Second {
@@ -122,14 +122,28 @@ func processesWith(s string) []string {
 // TestKillAndResume kills perfbot with SIGKILL in the middle of a compare;
 // re-running the same command resumes: the stored runs are kept and only
 // the missing ones are taken.
+//
+// It must hold on a loaded machine, so it waits for states, not for fixed
+// times, under deadlines far beyond what an idle machine needs: the kill
+// comes once the log shows killAfter stored runs (polled every 20 ms), and
+// the check for leftover processes polls until none is left. Between the
+// poll that sees killAfter runs and the kill, perfbot may store a few more;
+// with 2*runs runs in all it cannot finish them before the kill unless the
+// test is stalled for seconds, and the test says so if it does.
 func TestKillAndResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping the kill-and-resume test in short mode")
 	}
+	const (
+		runs      = 20 // per commit
+		total     = 2 * runs
+		killAfter = 5
+		deadline  = 5 * time.Minute
+	)
 	r := newGitRepo(t)
-	base := r.commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
-	next := r.commit("comment", map[string]string{"bench.c": benchC(1, "next")})
-	job := writeJob(t, jobYAML(r.dir, 10, "./bench 4000000"))
+	base := r.Commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
+	next := r.Commit("comment", map[string]string{"bench.c": benchC(1, "next")})
+	job := writeJob(t, jobYAML(r.Dir, runs, "./bench 4000000"))
 	bin := buildPerfbot(t)
 
 	cmd := exec.Command(bin, "compare", "--cpu", "none", job, base, next)
@@ -142,27 +156,53 @@ func TestKillAndResume(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Wait for a few stored runs, then kill perfbot without warning.
-	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	// Wait for killAfter stored runs, then kill perfbot without warning.
+	start := time.Now()
+	for {
 		data, _ := os.ReadFile(logPath)
-		if strings.Count(string(data), "perfbot: run ") >= 5 {
+		if strings.Count(string(data), "perfbot: run ") >= killAfter {
 			break
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("perfbot exited (%v) before it stored %d runs:\n%s", err, killAfter, data)
+		default:
+		}
+		if time.Since(start) > deadline {
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			<-exited
+			t.Fatalf("perfbot stored fewer than %d runs in %v:\n%s", killAfter, deadline, data)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	_ = cmd.Process.Signal(syscall.SIGKILL)
-	_ = cmd.Wait()
+	<-exited
 	logFile.Close()
-	// The benchmark in flight dies with perfbot (review finding 7).
-	time.Sleep(300 * time.Millisecond)
-	if left := processesIn(filepath.Dir(job)); len(left) > 0 {
-		t.Errorf("processes left running after perfbot was killed: %v", left)
-	}
 	first, _ := os.ReadFile(logPath)
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+		t.Fatalf("the compare ended (%v) before the kill: the test was stalled too long to kill it mid-way:\n%s", cmd.ProcessState, first)
+	}
+	// The benchmark in flight dies with perfbot (review finding 7): the
+	// shell perfbot started is killed with it (Pdeathsig); a benchmark
+	// the shell forked ends with its run. Wait for both to be gone.
+	var left []string
+	for killed := time.Now(); ; time.Sleep(50 * time.Millisecond) {
+		if left = processesIn(filepath.Dir(job)); len(left) == 0 {
+			if d := time.Since(killed); d > time.Second {
+				t.Logf("the run in flight took %v to end after perfbot was killed", d.Round(time.Millisecond))
+			}
+			break
+		}
+		if time.Since(killed) > time.Minute {
+			t.Errorf("processes still running a minute after perfbot was killed: %v", left)
+			break
+		}
+	}
 	doneBefore := strings.Count(string(first), "perfbot: run ")
-	if doneBefore < 5 || doneBefore >= 20 {
-		t.Fatalf("killed after %d runs; want between 5 and 19:\n%s", doneBefore, first)
+	if doneBefore < killAfter || doneBefore >= total {
+		t.Fatalf("killed after %d runs; want between %d and %d:\n%s", doneBefore, killAfter, total-1, first)
 	}
 
 	out, err := exec.Command(bin, "compare", "--cpu", "none", "--all", job, base, next).CombinedOutput()
@@ -177,7 +217,7 @@ func TestKillAndResume(t *testing.T) {
 	// stored). Every logged run was stored; one more may have been stored
 	// but not logged when the kill came.
 	complete := doneBefore / 2
-	if want := 20 - 2*complete; taken != want && taken != want-2 {
+	if want := total - 2*complete; taken != want && taken != want-2 {
 		t.Errorf("first compare logged %d runs (%d whole rounds), the resumed one took %d; want %d (or %d if one more round was stored unlogged):\n%s", doneBefore, complete, taken, want, want-2, out)
 	}
 	if !strings.Contains(string(out), "(cached)") {

@@ -12,8 +12,8 @@ import (
 // landed in the user's tree and the build failed).
 func TestCompareRelativeStore(t *testing.T) {
 	r := newGitRepo(t)
-	base := r.commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
-	job := writeJob(t, jobYAML(r.dir, 3, "./bench 1000"))
+	base := r.Commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
+	job := writeJob(t, jobYAML(r.Dir, 3, "./bench 1000"))
 	cwd := t.TempDir()
 	t.Chdir(cwd)
 	code, _, errOut := perfbot(t, "compare", "--cpu", "none", "--store", "st", job, base, base+"^{commit}")
@@ -23,7 +23,7 @@ func TestCompareRelativeStore(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(cwd, "st", "perfbot.db")); err != nil {
 		t.Errorf("the store is not under the current directory: %v", err)
 	}
-	if st := r.git("status", "--porcelain"); strings.TrimSpace(st) != "" {
+	if st := r.Git("status", "--porcelain"); strings.TrimSpace(st) != "" {
 		t.Errorf("the repository is dirty after compare: %s", st)
 	}
 }

@@ -6,72 +6,24 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/perfbot/perfbot/internal/demo"
+	"github.com/perfbot/perfbot/internal/testutil"
 )
 
 // These end-to-end tests drive perfbot the way a user does, on real git
 // repositories holding real C code built with gcc, with real processes and
 // a real SQLite store.
 
-func requireTools(t *testing.T, tools ...string) {
+// newGitRepo is a scratch repository for the C benchmark below, which
+// make builds with gcc.
+func newGitRepo(t *testing.T) *testutil.GitRepo {
 	t.Helper()
-	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("skipping: %s is not installed (%v)", tool, err)
-		}
-	}
-}
-
-// gitRepo is a scratch repository that tests commit files into.
-type gitRepo struct {
-	t   *testing.T
-	dir string
-}
-
-func newGitRepo(t *testing.T) *gitRepo {
-	t.Helper()
-	requireTools(t, "git", "gcc", "make")
-	r := &gitRepo{t: t, dir: filepath.Join(t.TempDir(), "repo")}
-	if err := os.MkdirAll(r.dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	r.git("init", "-q", "-b", "main")
-	r.git("config", "user.email", "test@perfbot")
-	r.git("config", "user.name", "perfbot test")
-	return r
-}
-
-func (r *gitRepo) git(args ...string) string {
-	r.t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = r.dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		r.t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// commit writes files (path -> content) and commits them; it returns the hash.
-func (r *gitRepo) commit(msg string, files map[string]string) string {
-	r.t.Helper()
-	for p, content := range files {
-		full := filepath.Join(r.dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			r.t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-			r.t.Fatal(err)
-		}
-	}
-	r.git("add", "-A")
-	r.git("commit", "-q", "-m", msg)
-	return r.git("rev-parse", "HEAD")
+	testutil.NeedTool(t, "gcc", "make")
+	return testutil.NewGitRepo(t)
 }
 
 // benchC is a small CPU-bound benchmark: it repeats a hash loop `passes`
@@ -162,10 +114,10 @@ type jsonReport struct {
 // second compare builds and runs nothing.
 func TestCompareRegression(t *testing.T) {
 	r := newGitRepo(t)
-	base := r.commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
-	same := r.commit("comment only", map[string]string{"bench.c": benchC(1, "a comment changed")})
-	slow := r.commit("do the work twice", map[string]string{"bench.c": benchC(2, "a comment changed")})
-	jobFile := writeJob(t, jobYAML(r.dir, 8, "./bench 3000000"))
+	base := r.Commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
+	same := r.Commit("comment only", map[string]string{"bench.c": benchC(1, "a comment changed")})
+	slow := r.Commit("do the work twice", map[string]string{"bench.c": benchC(2, "a comment changed")})
+	jobFile := writeJob(t, jobYAML(r.Dir, 8, "./bench 3000000"))
 
 	code, out, errOut := perfbot(t, "compare", "--alpha", "0.01", jobFile, base, same, slow)
 	t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
@@ -218,7 +170,7 @@ func TestCompareRegression(t *testing.T) {
 // revisions of the demo and names the added function as the cause of the
 // hot loop's move to the other side of a cache-line boundary (issue 3).
 func TestLayoutDiffJob(t *testing.T) {
-	requireTools(t, "git", "gcc", "make")
+	testutil.NeedTool(t, "git", "gcc", "make")
 	repo, err := demo.Create(filepath.Join(t.TempDir(), "demo"), demo.Options{History: "demo"})
 	if err != nil {
 		t.Fatal(err)
@@ -242,9 +194,9 @@ func TestLayoutDiffJob(t *testing.T) {
 // is then one document with a jobs array, csv one table with a job column.
 func TestCompareMatrix(t *testing.T) {
 	r := newGitRepo(t)
-	base := r.commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
-	next := r.commit("comment", map[string]string{"bench.c": benchC(1, "next")})
-	jobFile := writeJob(t, jobYAML(r.dir, 3, "./bench ${n}")+"params:\n  n: [100000, 200000]\n")
+	base := r.Commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
+	next := r.Commit("comment", map[string]string{"bench.c": benchC(1, "next")})
+	jobFile := writeJob(t, jobYAML(r.Dir, 3, "./bench ${n}")+"params:\n  n: [100000, 200000]\n")
 	code, out, errOut := perfbot(t, "compare", "--cpu", "none", "--format", "json", jobFile, base, next)
 	if code == exitError {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -272,7 +224,7 @@ func TestDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping the demo (about 30 s) in short mode")
 	}
-	requireTools(t, "git", "gcc", "make")
+	testutil.NeedTool(t, "git", "gcc", "make")
 	code, out, errOut := perfbot(t, "demo", "--dir", t.TempDir())
 	if code != exitOK {
 		t.Fatalf("demo: exit %d\n%s\n%s", code, out, errOut)
@@ -291,9 +243,9 @@ func TestDemo(t *testing.T) {
 // from the cache without building or running anything.
 func TestGC(t *testing.T) {
 	r := newGitRepo(t)
-	base := r.commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
-	next := r.commit("comment", map[string]string{"bench.c": benchC(1, "next")})
-	jobFile := writeJob(t, jobYAML(r.dir, 3, "./bench 100000"))
+	base := r.Commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
+	next := r.Commit("comment", map[string]string{"bench.c": benchC(1, "next")})
+	jobFile := writeJob(t, jobYAML(r.Dir, 3, "./bench 100000"))
 	if code, _, errOut := perfbot(t, "compare", "--cpu", "none", jobFile, base, next); code == exitError {
 		t.Fatalf("compare: %s", errOut)
 	}

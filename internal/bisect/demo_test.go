@@ -3,7 +3,6 @@ package bisect
 import (
 	"context"
 	"errors"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/perfbot/perfbot/internal/metric"
 	runner "github.com/perfbot/perfbot/internal/run"
 	"github.com/perfbot/perfbot/internal/store"
+	"github.com/perfbot/perfbot/internal/testutil"
 )
 
 // These tests use the real measurer: demo histories of real C code, gcc
@@ -31,11 +31,7 @@ type demoSetup struct {
 
 func newDemoSetup(t testing.TB, commits int, seed uint64) *demoSetup {
 	t.Helper()
-	for _, tool := range []string{"git", "gcc", "make"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed", tool)
-		}
-	}
+	testutil.NeedTool(t, "git", "gcc", "make")
 	dir := t.TempDir()
 	r, err := demo.Create(filepath.Join(dir, "repo"), demo.Options{History: demo.HistoryBisect, Commits: commits, Seed: seed})
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/store"
+	"github.com/perfbot/perfbot/internal/testutil"
 )
 
 type bundle struct {
@@ -22,28 +22,12 @@ type bundle struct {
 
 func setup(t *testing.T, files map[string]string) (*bundle, gitrev.Commit) {
 	t.Helper()
-	for _, tool := range []string{"git", "gcc"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("skipping: %s not installed", tool)
-		}
-	}
-	dir := t.TempDir()
-	repoDir := filepath.Join(dir, "repo")
-	os.MkdirAll(repoDir, 0o755)
-	for p, c := range files {
-		if err := os.WriteFile(filepath.Join(repoDir, p), []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = repoDir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	testutil.NeedTool(t, "gcc")
+	g := testutil.NewGitRepo(t)
+	g.Commit("first", files)
+	dir := filepath.Dir(g.Dir) // the store goes beside the repository
 	ctx := context.Background()
-	repo, err := gitrev.Open(ctx, repoDir)
+	repo, err := gitrev.Open(ctx, g.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,8 @@
 // new git repository, and commits a history whose every commit has a known
 // effect on the benchmark's metrics. The effects hold for gcc 12.2 on
 // x86-64 with GNU ld: the tests check each commit's layout with the ELF
-// symbols and a disassembler, and TestEffects times them on the host.
+// symbols and a disassembler, and TestEffects (run with
+// PERFBOT_TEST_CPU_EFFECTS=1) times them on the host.
 package demo
 
 import (
@@ -33,7 +34,7 @@ const (
 	// that precedes data_kernel's two 16 KiB float arrays
 	// (y[i] += a*x[i], AVX2), which moves them from 0 to 16 mod 32, so
 	// half of their 32-byte loads split a cache line: data_ms about 1.49x.
-	// Linking [DataRestorePad] bytes of data first ([PadObject]) restores
+	// Linking [DataRestorePad] bytes of data first (tools/pad.c) restores
 	// the offset and the speed; [AlignCFLAGS] does not.
 	EffectDataAlignment = "data-alignment"
 	// EffectRealRegression: text_batch calls text_kernel a second time,
@@ -56,11 +57,13 @@ const (
 	// AlignCFLAGS aligns every function and loop to 64 bytes; with it on
 	// both sides the text-alignment commit changes nothing.
 	AlignCFLAGS = "-falign-functions=64 -falign-loops=64"
-	// TextRestorePad is the code padding (PadObject's text) that puts the
-	// text-alignment commit's inner loop back at the base's offset.
+	// TextRestorePad is the code padding (TEXT_PAD of tools/pad.c) that
+	// puts the text-alignment commit's inner loop back at the base's
+	// offset.
 	TextRestorePad = 48
-	// DataRestorePad is the data padding (PadObject's data) that puts the
-	// data-alignment commit's arrays back at the base's offset mod 32.
+	// DataRestorePad is the data padding (DATA_PAD of tools/pad.c) that
+	// puts the data-alignment commit's arrays back at the base's offset
+	// mod 32.
 	DataRestorePad = 16
 )
 

@@ -3,7 +3,6 @@ package demo
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,14 +11,8 @@ import (
 
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/metric"
+	"github.com/perfbot/perfbot/internal/testutil"
 )
-
-func needGit(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("skipping: git is not installed")
-	}
-}
 
 // git runs git in dir and returns its trimmed output.
 func git(t *testing.T, dir string, args ...string) string {
@@ -101,7 +94,7 @@ func hashes(cs []Commit) []string {
 }
 
 func TestDemoHistory(t *testing.T) {
-	needGit(t)
+	testutil.NeedTool(t, "git")
 	r := create(t, Options{History: HistoryDemo})
 	checkCommits(t, r)
 	var got []string
@@ -122,7 +115,7 @@ func TestDemoHistory(t *testing.T) {
 }
 
 func TestTriageHistory(t *testing.T) {
-	needGit(t)
+	testutil.NeedTool(t, "git")
 	r := create(t, Options{History: HistoryTriage})
 	checkCommits(t, r)
 	base := r.ByLabel(EffectBase)
@@ -154,7 +147,7 @@ func TestTriageHistory(t *testing.T) {
 }
 
 func TestBisectHistory(t *testing.T) {
-	needGit(t)
+	testutil.NeedTool(t, "git")
 	r := create(t, Options{History: HistoryBisect, Seed: 7})
 	checkCommits(t, r)
 	if len(r.Commits) != DefaultBisectCommits {
@@ -264,7 +257,7 @@ func TestBisectPlans(t *testing.T) {
 }
 
 func TestDeterministicHashes(t *testing.T) {
-	needGit(t)
+	testutil.NeedTool(t, "git")
 	for _, opt := range []Options{{History: HistoryDemo}, {History: HistoryTriage}, {History: HistoryBisect, Commits: 12, Seed: 3}} {
 		a, b := create(t, opt), create(t, opt)
 		if !slices.Equal(hashes(a.Commits), hashes(b.Commits)) {
@@ -319,7 +312,7 @@ func checkJobFile(t *testing.T, r *Repo) {
 }
 
 func TestCreateErrors(t *testing.T) {
-	needGit(t)
+	testutil.NeedTool(t, "git")
 	full := t.TempDir()
 	if err := os.WriteFile(filepath.Join(full, "x"), nil, 0o644); err != nil {
 		t.Fatal(err)

@@ -4,8 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"testing"
 )
+
+// cpuEffectsEnv opts in to TestEffects.
+const cpuEffectsEnv = "PERFBOT_TEST_CPU_EFFECTS"
 
 // TestEffects proves on this host that the generated commits have the
 // effects their labels claim: it builds them with gcc and times base
@@ -15,8 +19,17 @@ import (
 // is retried (up to three tries), since the host is shared; every try is
 // logged.
 //
-//	go test -run TestEffects -v ./internal/demo/
+// The alignment cases require a slowdown of at least 1.15x from a pure
+// shift of code or data. That is a property of the CPU (the demo's sizes
+// were measured on AMD Zen 5), not of perfbot or of the generated code:
+// another CPU may not care where a loop or a load falls in a cache line.
+// So the test runs only when asked for:
+//
+//	PERFBOT_TEST_CPU_EFFECTS=1 go test -run TestEffects -v ./internal/demo/
 func TestEffects(t *testing.T) {
+	if os.Getenv(cpuEffectsEnv) != "1" {
+		t.Skipf("skipping: TestEffects checks that this CPU slows down by >= 1.15x from a pure alignment shift, a property of the CPU; run it with %s=1 go test -run TestEffects -v ./internal/demo/", cpuEffectsEnv)
+	}
 	if testing.Short() {
 		t.Skip("skipping in -short mode: builds the benchmark and times it for about a minute")
 	}
@@ -24,11 +37,11 @@ func TestEffects(t *testing.T) {
 	ctx := context.Background()
 	tr := create(t, Options{History: HistoryTriage})
 	dm := create(t, Options{History: HistoryDemo})
-	textPad, err := PadObject(ctx, tr.Dir, t.TempDir(), TextRestorePad, 0)
+	textPad, err := padObject(ctx, tr.Dir, t.TempDir(), TextRestorePad, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dataPad, err := PadObject(ctx, tr.Dir, t.TempDir(), 0, DataRestorePad)
+	dataPad, err := padObject(ctx, tr.Dir, t.TempDir(), 0, DataRestorePad)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +88,7 @@ func TestEffects(t *testing.T) {
 			}
 			const tries, pairs = 3, 12
 			for try := 1; ; try++ {
-				res, err := AB(ctx, m.a, m.b, args, m.metric, pairs)
+				res, err := runAB(ctx, m.a, m.b, args, m.metric, pairs)
 				if err != nil {
 					t.Fatal(err)
 				}

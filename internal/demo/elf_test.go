@@ -6,23 +6,21 @@ import (
 	"debug/elf"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"golang.org/x/arch/x86/x86asm"
+
+	"github.com/perfbot/perfbot/internal/testutil"
 )
 
-// needTools skips the test when the C toolchain or git is missing.
+// needTools skips the test when git or the C toolchain that builds the
+// generated benchmark is missing (fails in strict mode).
 func needTools(t *testing.T) {
 	t.Helper()
-	for _, tool := range []string{"git", "make", "cc"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("skipping: %s is not installed (the test builds the generated C benchmark)", tool)
-		}
-	}
+	testutil.NeedTool(t, "git", "make", "cc")
 }
 
 // binInfo is what the tests read of a built benchmark.
@@ -174,7 +172,7 @@ func (b *builder) build(rev string, env ...string) (string, error) {
 	b.mu.Unlock()
 	r.once.Do(func() {
 		dir := filepath.Join(b.dir, fmt.Sprintf("b%03d", n))
-		r.bin, r.err = Build(context.Background(), b.repo.Dir, rev, dir, env...)
+		r.bin, r.err = buildRev(context.Background(), b.repo.Dir, rev, dir, env...)
 	})
 	return r.bin, r.err
 }

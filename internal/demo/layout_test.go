@@ -76,11 +76,11 @@ func TestLayoutTriage(t *testing.T) {
 	r := create(t, Options{History: HistoryTriage})
 	b := newBuilder(t, r)
 	ctx := context.Background()
-	textPad, err := PadObject(ctx, r.Dir, t.TempDir(), TextRestorePad, 0)
+	textPad, err := padObject(ctx, r.Dir, t.TempDir(), TextRestorePad, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dataPad, err := PadObject(ctx, r.Dir, t.TempDir(), 0, DataRestorePad)
+	dataPad, err := padObject(ctx, r.Dir, t.TempDir(), 0, DataRestorePad)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestLayoutBisect(t *testing.T) {
 		t.Fatalf("seed 11 puts the build failure at %d; pick a seed that puts it later", broken)
 	}
 	// The broken commit does not build.
-	_, err := Build(context.Background(), r.Dir, r.Commits[broken].Hash, filepath.Join(t.TempDir(), "broken"))
+	_, err := buildRev(context.Background(), r.Dir, r.Commits[broken].Hash, filepath.Join(t.TempDir(), "broken"))
 	if err == nil || !strings.Contains(err.Error(), "tbest") {
 		t.Fatalf("building the build-failure commit: %v, want a compile error naming tbest", err)
 	}
@@ -205,8 +205,8 @@ func TestLayoutBisect(t *testing.T) {
 // TestPadObjectErrors checks the padding object's argument checks.
 func TestPadObjectErrors(t *testing.T) {
 	for _, sz := range [][2]int{{8, 0}, {0, 20}, {-16, 0}} {
-		if _, err := PadObject(context.Background(), os.TempDir(), t.TempDir(), sz[0], sz[1]); err == nil {
-			t.Errorf("PadObject(%d, %d) succeeded", sz[0], sz[1])
+		if _, err := padObject(context.Background(), os.TempDir(), t.TempDir(), sz[0], sz[1]); err == nil {
+			t.Errorf("padObject(%d, %d) succeeded", sz[0], sz[1])
 		}
 	}
 }

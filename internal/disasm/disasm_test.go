@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/perfbot/perfbot/internal/testutil"
 )
 
 // kernelC is the hot-loop shape from the project's alignment notes: a short
@@ -39,21 +41,11 @@ int main(void) {
 }
 `
 
-// need skips the test when a tool is missing.
-func need(t *testing.T, tools ...string) {
-	t.Helper()
-	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not found: %v", tool, err)
-		}
-	}
-}
-
 // build compiles (or assembles) src with gcc and the given flags into an
 // executable and returns its path.
 func build(t *testing.T, name, src string, flags ...string) string {
 	t.Helper()
-	need(t, "gcc", "objdump")
+	testutil.NeedTool(t, "gcc", "objdump")
 	dir := t.TempDir()
 	in := filepath.Join(dir, name)
 	if err := os.WriteFile(in, []byte(src), 0o644); err != nil {
@@ -455,18 +447,19 @@ func FuzzLoops(f *testing.F) {
 // BenchmarkLoopsGoBinary finds the loops of every function in the go
 // command's own binary.
 func BenchmarkLoopsGoBinary(b *testing.B) {
+	testutil.NeedTool(b, "go")
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		b.Skip(err)
+		b.Fatal(err)
 	}
 	f, err := elf.Open(goBin)
 	if err != nil {
-		b.Skip(err)
+		testutil.SkipIncapable(b, "the go command here is not an ELF file: %v", err)
 	}
 	defer f.Close()
 	syms, err := f.Symbols()
 	if err != nil {
-		b.Skip(err)
+		testutil.SkipIncapable(b, "the go command here has no symbol table: %v", err)
 	}
 	text := f.Section(".text")
 	data, err := text.Data()

@@ -4,54 +4,29 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
-)
 
-func gitIn(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return string(out)
-}
+	"github.com/perfbot/perfbot/internal/testutil"
+)
 
 // history makes a repo with commits c0..c3 on main and a merge of a side
 // branch as c4; it returns the repo and the hashes of main's first parents.
 func history(t *testing.T) (*Repo, []string) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("skipping: git not installed")
-	}
-	dir := t.TempDir()
-	gitIn(t, dir, "init", "-q", "-b", "main")
+	g := testutil.NewGitRepo(t)
 	var hashes []string
-	commit := func(msg string) {
-		os.WriteFile(filepath.Join(dir, "f"), []byte(msg), 0o644)
-		gitIn(t, dir, "add", "-A")
-		gitIn(t, dir, "commit", "-qm", msg)
-	}
 	for _, m := range []string{"c0", "c1", "c2", "c3"} {
-		commit(m)
-		r, _ := Open(context.Background(), dir)
-		c, _ := r.Resolve(context.Background(), "HEAD")
-		hashes = append(hashes, c.Hash)
+		hashes = append(hashes, g.Commit(m, map[string]string{"f": m}))
 	}
-	gitIn(t, dir, "checkout", "-qb", "side", "HEAD~1")
-	os.WriteFile(filepath.Join(dir, "g"), []byte("side"), 0o644)
-	gitIn(t, dir, "add", "-A")
-	gitIn(t, dir, "commit", "-qm", "side work")
-	gitIn(t, dir, "checkout", "-q", "main")
-	gitIn(t, dir, "merge", "-q", "--no-ff", "-m", "merge side", "side")
-	r, err := Open(context.Background(), dir)
+	g.Git("checkout", "-qb", "side", "HEAD~1")
+	g.Commit("side work", map[string]string{"g": "side"})
+	g.Git("checkout", "-q", "main")
+	g.Git("merge", "-q", "--no-ff", "-m", "merge side", "side")
+	r, err := Open(context.Background(), g.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _ := r.Resolve(context.Background(), "HEAD")
-	return r, append(hashes, c.Hash)
+	return r, append(hashes, g.Git("rev-parse", "HEAD"))
 }
 
 func TestResolveAndPath(t *testing.T) {

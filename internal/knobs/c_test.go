@@ -7,6 +7,7 @@ import (
 
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/layout"
+	"github.com/perfbot/perfbot/internal/testutil"
 )
 
 // cProgram is a small C program in two files, with code (kernel, an inner
@@ -91,7 +92,7 @@ func cPresetIn(t *testing.T) Preset {
 // of the program and its inner loop at the start of a 64-byte line (issue 4:
 // "forced -falign-functions=64 plus loop alignment").
 func TestCForcedAlignment(t *testing.T) {
-	needTools(t, "gcc", "make")
+	testutil.NeedTool(t, "gcc", "make")
 	p := cPresetIn(t)
 	plain := cBuild(t, job.Variant{}, "")
 	al := cBuild(t, p.ForcedAlignment(), "")
@@ -151,7 +152,7 @@ func TestCForcedAlignment(t *testing.T) {
 // layouts move only data, in .bss and .rodata (not .data, see padAsm); the joint layouts
 // move both; the first layout of each is the plain build.
 func TestCLayouts(t *testing.T) {
-	needTools(t, "gcc", "make")
+	testutil.NeedTool(t, "gcc", "make")
 	p := cPresetIn(t)
 	plain := cBuild(t, job.Variant{}, "")
 	const n = 4
@@ -204,7 +205,7 @@ func TestCLayouts(t *testing.T) {
 // padding layout.ProposePadding computes, and the symbol gets its old
 // offset back (issue 4's restore experiment, the seed's third column).
 func TestCRestore(t *testing.T) {
-	needTools(t, "gcc", "make")
+	testutil.NeedTool(t, "gcc", "make")
 	p := cPresetIn(t)
 	work := t.TempDir()
 	a := cBuild(t, job.Variant{}, "")
@@ -249,7 +250,7 @@ func TestCRestore(t *testing.T) {
 // TestPadAsmAssembles checks the padding files assemble, with the sizes
 // they claim.
 func TestPadAsmAssembles(t *testing.T) {
-	needTools(t, "gcc")
+	testutil.NeedTool(t, "gcc")
 	p, err := LookupIn("c", t.TempDir())
 	if err != nil {
 		t.Fatal(err)

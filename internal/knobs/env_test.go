@@ -11,6 +11,7 @@ import (
 	"github.com/perfbot/perfbot/internal/build"
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/layout"
+	"github.com/perfbot/perfbot/internal/testutil"
 )
 
 // envBuild is the build command of docs/knobs.md's example: it maps the
@@ -42,7 +43,7 @@ func envProgram() map[string]string {
 // TestEnvPreset: a build that maps the env preset's variables itself (the
 // documented recipe) gets the same moves as the c preset.
 func TestEnvPreset(t *testing.T) {
-	needTools(t, "gcc", "make")
+	testutil.NeedTool(t, "gcc", "make")
 	p, err := Lookup("env")
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +90,7 @@ func TestEnvPreset(t *testing.T) {
 // option, and the KCFLAGS really align functions when a kbuild-like
 // Makefile adds them to every compilation.
 func TestKernelPreset(t *testing.T) {
-	needTools(t, "gcc", "make")
+	testutil.NeedTool(t, "gcc", "make")
 	p, err := Lookup("kernel")
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +130,7 @@ func TestKernelPreset(t *testing.T) {
 // the variant's environment, moves the stack of the benchmark process by
 // its length (Mytkowicz et al.).
 func TestEnvPaddingMovesStack(t *testing.T) {
-	needTools(t, "gcc", "make")
+	testutil.NeedTool(t, "gcc", "make")
 	dir := buildIn(t, cProgram, "make -s prog", nil, job.Variant{})
 	stack := func(v job.Variant) uint64 {
 		t.Helper()
@@ -137,7 +138,7 @@ func TestEnvPaddingMovesStack(t *testing.T) {
 		cmd.Env = build.Env(&job.Job{}, strings.Repeat("0", 40), v, nil)
 		out, err := cmd.Output()
 		if err != nil {
-			t.Skipf("cannot run with address randomisation off (setarch -R): %v", err)
+			testutil.SkipIncapable(t, "cannot run with address randomisation off (setarch -R): %v", err)
 		}
 		m := regexp.MustCompile(`stack: (\d+)`).FindSubmatch(out)
 		if m == nil {
@@ -146,7 +147,7 @@ func TestEnvPaddingMovesStack(t *testing.T) {
 		n, _ := strconv.ParseUint(string(m[1]), 10, 64)
 		return n
 	}
-	needTools(t, "setarch")
+	testutil.NeedTool(t, "setarch")
 	base := stack(job.Variant{Name: "env0", Env: map[string]string{EnvEnvPad: ""}})
 	for _, n := range []int{16, 64, 256} {
 		got := base - stack(EnvPadding(n))

@@ -6,6 +6,7 @@ import (
 
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/layout"
+	"github.com/perfbot/perfbot/internal/testutil"
 )
 
 var goProgram = map[string]string{
@@ -66,7 +67,7 @@ func goBuildVariant(t *testing.T, v job.Variant, extra bool) *layout.Binary {
 // and the restore padding added by -overlay gives main.hot its old offset
 // back after a function was added before it (issue 4, Go knobs).
 func TestGoKnobs(t *testing.T) {
-	needTools(t, "go")
+	testutil.NeedTool(t, "go")
 	p, err := Lookup("go")
 	if err != nil {
 		t.Fatal(err)

@@ -12,16 +12,6 @@ import (
 	"github.com/perfbot/perfbot/internal/layout"
 )
 
-// needTools skips the test when a tool it runs is not installed.
-func needTools(t testing.TB, tools ...string) {
-	t.Helper()
-	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not found in PATH (%v): this test builds real binaries with it", tool, err)
-		}
-	}
-}
-
 // writeFiles writes name -> content under dir.
 func writeFiles(t testing.TB, dir string, files map[string]string) {
 	t.Helper()

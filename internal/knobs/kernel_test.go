@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/perfbot/perfbot/internal/testutil"
 )
 
 // TestKernelKconfig runs the kernel's own Kconfig on the tree named by
@@ -21,7 +23,7 @@ func TestKernelKconfig(t *testing.T) {
 	if tree == "" {
 		t.Skip("PERFBOT_KERNEL_TREE is not set (a Linux source tree; see docs/kernel.md)")
 	}
-	needTools(t, "make", "gcc", "flex", "bison")
+	testutil.NeedTool(t, "make", "gcc", "flex", "bison")
 	p, err := Lookup("kernel")
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/layout"
+	"github.com/perfbot/perfbot/internal/testutil"
 )
 
 var rustProgram = map[string]string{
@@ -55,14 +56,14 @@ func rustBuild(t *testing.T, v job.Variant) *layout.Binary {
 // lld's --shuffle-sections moves code (text layouts) or data (data
 // layouts), and the restore padding gives a function its old offset back.
 func TestRustKnobs(t *testing.T) {
-	needTools(t, "cargo", "rustc")
+	testutil.NeedTool(t, "cargo", "rustc")
 	probe := t.TempDir()
 	writeFiles(t, probe, rustProgram)
 	cmd := exec.Command("cargo", "build", "--release", "--offline", "-q")
 	cmd.Dir = probe
 	cmd.Env = append(os.Environ(), "CARGO_TARGET_DIR=target")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("cargo cannot build a crate without dependencies offline here: %v\n%s", err, out)
+		testutil.SkipIncapable(t, "cargo cannot build a crate without dependencies offline here: %v\n%s", err, out)
 	}
 	p, err := Lookup("rust")
 	if err != nil {
@@ -70,7 +71,7 @@ func TestRustKnobs(t *testing.T) {
 	}
 	plain := rustBuild(t, job.Variant{})
 	if !containsLLD(plain) {
-		t.Skip("rustc does not link with lld here: the shuffle and restore knobs need it")
+		testutil.SkipIncapable(t, "rustc does not link with lld here: the shuffle and restore knobs need it")
 	}
 	al := rustBuild(t, p.ForcedAlignment())
 	for _, name := range []string{"9knobsprog3hot", "9knobsprog4cold"} {

@@ -2,14 +2,12 @@ package layout
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
-)
 
-var updateSeeds = flag.Bool("update-seeds", false, "rewrite testdata/fuzz/FuzzRead from the generators")
+	"github.com/perfbot/perfbot/internal/testutil"
+)
 
 // fuzzSeeds are the checked-in seed inputs of FuzzRead, by file name.
 func fuzzSeeds() map[string][]byte {
@@ -27,28 +25,11 @@ func seedFile(data []byte) []byte {
 }
 
 // TestFuzzSeeds keeps the checked-in seed corpus equal to what the
-// generators write (run with -update-seeds after changing them).
+// generators write (go test -run TestFuzzSeeds -update rewrites it after
+// a change to them).
 func TestFuzzSeeds(t *testing.T) {
-	dir := filepath.Join("testdata", "fuzz", "FuzzRead")
 	for name, data := range fuzzSeeds() {
-		p := filepath.Join(dir, name)
-		want := seedFile(data)
-		if *updateSeeds {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, want, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		got, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatalf("%v (run go test -run TestFuzzSeeds -update-seeds)", err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s is stale (run go test -run TestFuzzSeeds -update-seeds)", p)
-		}
+		testutil.Golden(t, filepath.Join("testdata", "fuzz", "FuzzRead", name), seedFile(data))
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/perfbot/perfbot/internal/profile"
+	"github.com/perfbot/perfbot/internal/testutil"
 )
 
 // dataSrc is the seed report's case in small: static keys in .bss before
@@ -64,7 +65,7 @@ int main(int argc, char **argv) {
 // only by one removed global before a hot array; the diff names that global
 // as the cause and the array's old and new offsets mod 64, as nm sees them.
 func TestDataShiftCause(t *testing.T) {
-	needTools(t, "gcc", "nm")
+	testutil.NeedTool(t, "gcc", "nm")
 	dir := t.TempDir()
 	pa := gccBuild(t, dir, "a", dataSrc, append([]string{"-DWITH_KEY"}, dataFlags...)...)
 	pb := gccBuild(t, dir, "b", dataSrc, dataFlags...)
@@ -125,7 +126,7 @@ func names(ss []*Symbol) []string {
 // build B's object and checks with nm that the hot array is back at its
 // old offset mod 64, as the seed's debug patch restored it.
 func TestDataPaddingRestoresOffset(t *testing.T) {
-	needTools(t, "gcc", "nm")
+	testutil.NeedTool(t, "gcc", "nm")
 	dir := t.TempDir()
 	pa := gccBuild(t, dir, "a", dataSrc, append([]string{"-DWITH_KEY"}, dataFlags...)...)
 	pb := gccBuild(t, dir, "b", dataSrc, dataFlags...)
@@ -164,7 +165,7 @@ func checkPaddingBuild(t *testing.T, dir string, p *Padding, flags []string, sym
 
 // TestTextShiftAddedFunction adds a function before a hot one.
 func TestTextShiftAddedFunction(t *testing.T) {
-	needTools(t, "gcc", "nm")
+	testutil.NeedTool(t, "gcc", "nm")
 	dir := t.TempDir()
 	pa := gccBuild(t, dir, "a", loopSrc, "-O2")
 	pb := gccBuild(t, dir, "b", loopSrc, "-O2", "-DPAD")
@@ -191,7 +192,7 @@ func TestTextShiftAddedFunction(t *testing.T) {
 // moved inside its 64-byte line; the diff names the loop and both offsets,
 // as objdump places them.
 func TestHotLoopMoved(t *testing.T) {
-	needTools(t, "gcc", "objdump")
+	testutil.NeedTool(t, "gcc", "objdump")
 	dir := t.TempDir()
 	pa := gccBuild(t, dir, "a", loopSrc, "-O2", "-g")
 	pb := gccBuild(t, dir, "b", loopSrc, "-O2", "-g", "-DPAD")
@@ -251,7 +252,7 @@ func TestHotLoopMoved(t *testing.T) {
 // TestProfileRanking ranks by a folded-stack profile: the hot function
 // first, with its self fraction.
 func TestProfileRanking(t *testing.T) {
-	needTools(t, "gcc")
+	testutil.NeedTool(t, "gcc")
 	dir := t.TempDir()
 	pa := gccBuild(t, dir, "a", loopSrc, "-O2")
 	pb := gccBuild(t, dir, "b", loopSrc, "-O2", "-DPAD")
@@ -279,7 +280,7 @@ func TestProfileRanking(t *testing.T) {
 // TestAlignFunctions compares -falign-functions=16 with =64: every
 // function moves with nothing added or removed; the runs blame padding.
 func TestAlignFunctions(t *testing.T) {
-	needTools(t, "gcc", "nm")
+	testutil.NeedTool(t, "gcc", "nm")
 	dir := t.TempDir()
 	pa := gccBuild(t, dir, "a", loopSrc, "-O2", "-DPAD", "-falign-functions=16")
 	pb := gccBuild(t, dir, "b", loopSrc, "-O2", "-DPAD", "-falign-functions=64")
@@ -319,7 +320,7 @@ func TestAlignFunctions(t *testing.T) {
 // TestFalseSharingGained: two writable counters in separate lines in A,
 // in one line in B.
 func TestFalseSharingGained(t *testing.T) {
-	needTools(t, "gcc", "nm")
+	testutil.NeedTool(t, "gcc", "nm")
 	const src = `
 __attribute__((aligned(64))) volatile long c1;
 #ifdef GAP
@@ -358,7 +359,7 @@ int main(void) { c1++; c2++; return 0; }
 // TestLinkModes reads one program linked four ways; every function and
 // object must be where nm says, and the type and linking must be right.
 func TestLinkModes(t *testing.T) {
-	needTools(t, "gcc", "nm")
+	testutil.NeedTool(t, "gcc", "nm")
 	dir := t.TempDir()
 	cases := []struct {
 		name         string
@@ -429,7 +430,7 @@ func TestLinkModes(t *testing.T) {
 // TestLocalDuplicatesAndClones matches static functions of the same name
 // in two files by file, and gcc clones by their base names.
 func TestLocalDuplicatesAndClones(t *testing.T) {
-	needTools(t, "gcc")
+	testutil.NeedTool(t, "gcc")
 	dir := t.TempDir()
 	one := `static int counter; __attribute__((noinline)) static int bump(int x) { return counter += x; } int one(int x) { return bump(x); }`
 	two := `static long counter[2]; __attribute__((noinline)) static int bump(int x) { return counter[x&1] += x * 3; } int two(int x) { return bump(x) + 1; }`
@@ -462,7 +463,7 @@ func TestLocalDuplicatesAndClones(t *testing.T) {
 // TestCompareRealObjectFile reads a relocatable object: sections at 0,
 // symbols section-relative.
 func TestCompareRealObjectFile(t *testing.T) {
-	needTools(t, "gcc")
+	testutil.NeedTool(t, "gcc")
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "d.c"), []byte(dataSrc), 0o644); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/perfbot/perfbot/internal/testutil"
 )
 
 const goMain = `package main
@@ -55,7 +57,7 @@ func goBuild(t *testing.T, dir, out string, args ...string) {
 // TestGoBinaryPaddingFunction builds a Go program twice, the second time
 // with a padding function before the hot one.
 func TestGoBinaryPaddingFunction(t *testing.T) {
-	needTools(t, "go", "nm")
+	testutil.NeedTool(t, "go", "nm")
 	dir := t.TempDir()
 	mod := filepath.Join(dir, "mod")
 	if err := os.MkdirAll(mod, 0o755); err != nil {
@@ -116,7 +118,7 @@ func TestGoArm64(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: cross-building the Go runtime for arm64 takes several seconds on a cold cache")
 	}
-	needTools(t, "go", "nm")
+	testutil.NeedTool(t, "go", "nm")
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module arm\n\ngo 1.22\n"), 0o644); err != nil {
 		t.Fatal(err)

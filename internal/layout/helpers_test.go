@@ -11,16 +11,6 @@ import (
 	"testing"
 )
 
-// needTools skips the test when a tool it runs is not installed.
-func needTools(t testing.TB, tools ...string) {
-	t.Helper()
-	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not found in PATH (%v): this test builds real binaries with it", tool, err)
-		}
-	}
-}
-
 // runCmd runs a command in dir and fails the test on error.
 func runCmd(t testing.TB, dir string, name string, args ...string) string {
 	t.Helper()

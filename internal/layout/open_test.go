@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/perfbot/perfbot/internal/testutil"
 )
 
 // smallELF is a synthetic executable with a loop in f and an object in
@@ -148,7 +150,7 @@ func TestStripped(t *testing.T) {
 }
 
 func TestStrippedGCC(t *testing.T) {
-	needTools(t, "gcc")
+	testutil.NeedTool(t, "gcc")
 	dir := t.TempDir()
 	p := gccBuild(t, dir, "s", loopSrc, "-O2", "-s")
 	_, err := Open(p)

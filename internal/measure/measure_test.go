@@ -3,8 +3,6 @@ package measure
 import (
 	"context"
 	"math/rand"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,40 +12,29 @@ import (
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/store"
+	"github.com/perfbot/perfbot/internal/testutil"
 )
 
 // setup makes a repo with two commits whose "benchmark" is a shell script,
 // and a store and builder for it.
 func setup(t *testing.T, script string) (Options, []Target) {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("skipping: git not installed")
-	}
-	dir := t.TempDir()
-	repoDir := filepath.Join(dir, "repo")
-	os.MkdirAll(repoDir, 0o755)
-	git := func(args ...string) {
-		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
-		cmd.Dir = repoDir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	git("init", "-q")
+	r := testutil.NewGitRepo(t)
 	ctx := context.Background()
+	repo, err := gitrev.Open(ctx, r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var targets []Target
 	for _, v := range []string{"1", "2"} {
-		os.WriteFile(filepath.Join(repoDir, "bench.sh"), []byte(strings.ReplaceAll(script, "VERSION", v)), 0o755)
-		git("add", "-A")
-		git("commit", "-qm", "v"+v)
-		repo, _ := gitrev.Open(ctx, repoDir)
-		c, err := repo.Resolve(ctx, "HEAD")
+		h := r.Commit("v"+v, map[string]string{"bench.sh": strings.ReplaceAll(script, "VERSION", v)})
+		c, err := repo.Resolve(ctx, h)
 		if err != nil {
 			t.Fatal(err)
 		}
 		targets = append(targets, Target{Commit: c})
 	}
-	repo, _ := gitrev.Open(ctx, repoDir)
+	dir := filepath.Dir(r.Dir)
 	st, err := store.Open(filepath.Join(dir, ".perfbot"))
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	pprof "github.com/google/pprof/profile"
+
+	"github.com/perfbot/perfbot/internal/testutil"
 )
 
 // benchC has one dominant hot function, hot_spin; its argument sets the
@@ -44,19 +46,10 @@ int main(int argc, char **argv) {
 }
 `
 
-func need(t *testing.T, tools ...string) {
-	t.Helper()
-	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not found: %v", tool, err)
-		}
-	}
-}
-
 // buildBench compiles benchC with gcc and returns the binary's path.
 func buildBench(t *testing.T) string {
 	t.Helper()
-	need(t, "gcc")
+	testutil.NeedTool(t, "gcc")
 	dir := t.TempDir()
 	src := filepath.Join(dir, "bench.c")
 	if err := os.WriteFile(src, []byte(benchC), 0o644); err != nil {
@@ -111,13 +104,15 @@ func hottest(t *testing.T, h *Hotness, want string, min float64) {
 }
 
 func TestPerfRecord(t *testing.T) {
-	need(t, "perf")
+	testutil.NeedTool(t, "perf")
 	bin := buildBench(t)
 	dir := t.TempDir()
 	data := filepath.Join(dir, "perf.data")
 	rec := exec.Command("perf", "record", "-q", "-e", "cpu-clock", "-g", "-o", data, bin, "10000")
 	if out, err := rec.CombinedOutput(); err != nil {
-		t.Skipf("perf record not permitted or not working here: %v\n%s", err, out)
+		// perf_event_paranoid, a container without perf events: the
+		// machine's, not the installation's.
+		testutil.SkipIncapable(t, "perf record is not permitted or not working here: %v\n%s", err, out)
 	}
 	reportFile := filepath.Join(dir, "report.txt")
 	runTo(t, reportFile, "perf", "report", "--stdio", "-i", data)
@@ -140,12 +135,76 @@ func TestPerfRecord(t *testing.T) {
 		hottest(t, h, "hot_spin", 0.5)
 		got = append(got, h)
 	}
-	// Same samples, so the same share: perf report rounds to 0.01%.
+	// The same samples, so the same share of hot_spin (see reportTolerance).
+	rows := reportRows(t, selfFile)
 	for _, h := range got[1:] {
-		if d := math.Abs(h.Of("hot_spin") - got[0].Of("hot_spin")); d > 0.0001 {
-			t.Errorf("hot_spin: %s says %v, perf report %v", h.Source, h.Of("hot_spin"), got[0].Of("hot_spin"))
+		if tol, d := reportTolerance(rows), math.Abs(h.Of("hot_spin")-got[0].Of("hot_spin")); d > tol {
+			t.Errorf("hot_spin: %s says %v, perf report %v: %.6f apart, more than perf report's rounding of %d rows allows (%.6f)",
+				h.Source, h.Of("hot_spin"), got[0].Of("hot_spin"), d, rows, tol)
 		}
 	}
+}
+
+// reportTolerance is how far a function's share read from perf report
+// may be from its share in perf script output of the same recording,
+// when the report's table has rows rows. perf script lists every sample
+// with its period, so its share is exact. perf report prints each row's
+// share rounded to 0.01 %, off by up to 0.005 % (0.00005); and when the
+// printed rows sum to more than 100 %, Read divides them by that sum,
+// which is off by up to 0.005 % per row. So the two shares differ by at
+// most (rows+1) * 0.00005. (A fresh clone saw perf script 115/116 =
+// 0.99138 and perf report 99.14 % / 100.02 % = 0.99120, 0.00018 apart,
+// over the 0.0001 this test used to allow.) A real disagreement moves a
+// share by at least one sample, 1/116 there, far outside.
+func reportTolerance(rows int) float64 {
+	return float64(rows+1)*0.00005 + 1e-12
+}
+
+// TestReportTolerance: perf report and perf script output of one recording
+// agree within reportTolerance; a report and a script of two recordings
+// (93.69 % against 98 of 105 samples) do not, nor do 0.99 and 0.5.
+func TestReportTolerance(t *testing.T) {
+	report, err := Read("testdata/perf-report-self.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := reportRows(t, "testdata/perf-report-self.txt")
+	for _, c := range []struct {
+		script string
+		agree  bool
+	}{
+		{"testdata/perf-script.txt", true},
+		{"testdata/perf-script-nocallchain.txt", false},
+	} {
+		h, err := Read(c.script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := math.Abs(h.Of("hot_spin") - report.Of("hot_spin"))
+		if agree := d <= reportTolerance(rows); agree != c.agree {
+			t.Errorf("%s: hot_spin %v, the report's %v: %.6f apart, tolerance %.6f for %d rows: agree = %v, want %v",
+				c.script, h.Of("hot_spin"), report.Of("hot_spin"), d, reportTolerance(rows), rows, agree, c.agree)
+		}
+	}
+	if math.Abs(0.99-0.5) <= reportTolerance(rows) {
+		t.Errorf("0.99 and 0.5 within the tolerance %v", reportTolerance(rows))
+	}
+}
+
+// reportRows counts the rows of a perf report --stdio --no-children table:
+// the lines that start with a share; the call-graph lines under a row
+// start with | or --.
+func reportRows(t *testing.T, file string) int {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(regexp.MustCompile(`(?m)^\s+[0-9]+\.[0-9]+%\s`).FindAll(data, -1))
+	if n == 0 {
+		t.Fatalf("%s: no table rows", file)
+	}
+	return n
 }
 
 // TestPerfReportSelfColumn reads a checked-in report with call graphs,
@@ -236,7 +295,7 @@ prog 10 1.000005: 2 cycles:u:
 }
 
 func TestCallgrind(t *testing.T) {
-	need(t, "valgrind")
+	testutil.NeedTool(t, "valgrind", "callgrind_annotate")
 	bin := buildBench(t)
 	// The default run, and one whose file has instruction addresses as a
 	// second position column and jump lines.
@@ -252,7 +311,7 @@ func callgrind(t *testing.T, bin string, opts []string) {
 	args := append(append([]string{"--tool=callgrind", "--callgrind-out-file=" + out}, opts...), bin, "30")
 	log, err := exec.Command("valgrind", args...).CombinedOutput()
 	if err != nil {
-		t.Skipf("valgrind does not run here: %v\n%s", err, log)
+		testutil.SkipIncapable(t, "valgrind does not run here: %v\n%s", err, log)
 	}
 	h, err := Read(out)
 	if err != nil {
@@ -276,19 +335,17 @@ func callgrind(t *testing.T, bin string, opts []string) {
 	}
 
 	// callgrind_annotate's per-function self cost must agree.
-	if _, err := exec.LookPath("callgrind_annotate"); err == nil {
-		ann, err := exec.Command("callgrind_annotate", out).Output()
-		if err != nil {
-			t.Fatalf("callgrind_annotate: %v", err)
-		}
-		m := regexp.MustCompile(`(?m)^\s*([0-9,]+) \([ 0-9.]+%\)\s+\S*:hot_spin `).FindSubmatch(ann)
-		if m == nil {
-			t.Fatalf("callgrind_annotate output names no hot_spin:\n%s", ann)
-		}
-		self, _ := strconv.ParseFloat(strings.ReplaceAll(string(m[1]), ",", ""), 64)
-		if got := h.Of("hot_spin") * h.Total; math.Abs(got-self) > 0.5 {
-			t.Errorf("hot_spin self Ir = %v; callgrind_annotate says %v", got, self)
-		}
+	ann, err := exec.Command("callgrind_annotate", out).Output()
+	if err != nil {
+		t.Fatalf("callgrind_annotate: %v", err)
+	}
+	m = regexp.MustCompile(`(?m)^\s*([0-9,]+) \([ 0-9.]+%\)\s+\S*:hot_spin `).FindSubmatch(ann)
+	if m == nil {
+		t.Fatalf("callgrind_annotate output names no hot_spin:\n%s", ann)
+	}
+	self, _ := strconv.ParseFloat(strings.ReplaceAll(string(m[1]), ",", ""), 64)
+	if got := h.Of("hot_spin") * h.Total; math.Abs(got-self) > 0.5 {
+		t.Errorf("hot_spin self Ir = %v; callgrind_annotate says %v", got, self)
 	}
 }
 
@@ -449,9 +506,10 @@ func main() {
 `
 
 func TestPprofFromGoProgram(t *testing.T) {
+	testutil.NeedTool(t, "go")
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		t.Skipf("go command not found: %v", err)
+		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	for name, body := range map[string]string{"main.go": goProg, "go.mod": "module spin\n\ngo 1.22\n"} {

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/perfbot/perfbot/internal/compare"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/metric"
+	"github.com/perfbot/perfbot/internal/testutil"
 )
 
 func bisectCommit(n int, subject string) gitrev.Commit {
@@ -104,7 +106,7 @@ func TestBisectGolden(t *testing.T) {
 				if err := WriteBisect(&b, c.r(), format); err != nil {
 					t.Fatal(err)
 				}
-				golden(t, "bisect_"+c.name+"."+format, b.Bytes())
+				testutil.Golden(t, filepath.Join("testdata", "bisect_"+c.name+"."+format), b.Bytes())
 			})
 		}
 	}

@@ -3,37 +3,14 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/perfbot/perfbot/internal/layout"
 	"github.com/perfbot/perfbot/internal/profile"
+	"github.com/perfbot/perfbot/internal/testutil"
 )
-
-var layoutUpdate = flag.Bool("update-layout", false, "rewrite the layout golden files in testdata")
-
-// layoutGolden compares got with testdata/name, or rewrites it with
-// -update-layout.
-func layoutGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *layoutUpdate {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update-layout to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (go test -update-layout rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
 
 // layoutSeedDiff diffs the two checked-in symbol maps: the seed report's
 // case (a static key removed from .bss) plus a function added before a hot
@@ -87,8 +64,8 @@ func TestLayoutGolden(t *testing.T) {
 			if err := WriteLayoutJSON(&js, d, opt); err != nil {
 				t.Fatal(err)
 			}
-			layoutGolden(t, tc.name+".txt", text.Bytes())
-			layoutGolden(t, tc.name+".json", js.Bytes())
+			testutil.Golden(t, filepath.Join("testdata", tc.name+".txt"), text.Bytes())
+			testutil.Golden(t, filepath.Join("testdata", tc.name+".json"), js.Bytes())
 		})
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
-	"flag"
 	"math"
 	"os"
 	"path/filepath"
@@ -19,9 +18,8 @@ import (
 	"github.com/perfbot/perfbot/internal/compare"
 	"github.com/perfbot/perfbot/internal/metric"
 	"github.com/perfbot/perfbot/internal/stats"
+	"github.com/perfbot/perfbot/internal/testutil"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // summ returns a summary of n runs around mean with the given relative
 // standard deviation (percent): median = mean, CI ±relsd/2.
@@ -271,25 +269,6 @@ func benchTable(t *testing.T, files ...string) *compare.Table {
 	return tab
 }
 
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
-
 var cases = []struct {
 	name  string
 	table func() *compare.Table
@@ -311,7 +290,7 @@ func TestGolden(t *testing.T) {
 				if err := Write(&b, c.table(), Options{All: c.all, Format: format}); err != nil {
 					t.Fatal(err)
 				}
-				golden(t, c.name+"-"+format+".golden", b.Bytes())
+				testutil.Golden(t, filepath.Join("testdata", c.name+"-"+format+".golden"), b.Bytes())
 			})
 		}
 	}

@@ -3,8 +3,6 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,28 +11,9 @@ import (
 	"github.com/perfbot/perfbot/internal/compare"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/metric"
+	"github.com/perfbot/perfbot/internal/testutil"
 	"github.com/perfbot/perfbot/internal/triage"
 )
-
-var triageUpdate = flag.Bool("update-triage", false, "rewrite the triage golden files in testdata")
-
-func triageGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *triageUpdate {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update-triage to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (go test -update-triage rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
 
 var (
 	triageBase    = gitrev.Commit{Hash: "a0e2dab44d22b913ab7d5c2b0d3fb1fe8a3b1c2d", Subject: "x86/bugs: Add a static key for MDS"}
@@ -113,7 +92,7 @@ func TestTriageGolden(t *testing.T) {
 		if err := WriteTriage(&b, r, opt); err != nil {
 			t.Fatal(err)
 		}
-		triageGolden(t, "triage_seed."+format+".golden", b.Bytes())
+		testutil.Golden(t, filepath.Join("testdata", "triage_seed."+format+".golden"), b.Bytes())
 	}
 }
 
@@ -213,7 +192,7 @@ func TestTriageFailedRuns(t *testing.T) {
 		if !strings.Contains(b.String(), want[format]) {
 			t.Errorf("%s: no %q:\n%s", format, want[format], b.String())
 		}
-		triageGolden(t, "triage_failed."+format+".golden", b.Bytes())
+		testutil.Golden(t, filepath.Join("testdata", "triage_failed."+format+".golden"), b.Bytes())
 	}
 }
 

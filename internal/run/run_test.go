@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/perfbot/perfbot/internal/testutil"
 )
 
 // The test binary doubles as a child process for the usage tests.
@@ -447,7 +449,7 @@ func TestExecPinning(t *testing.T) {
 	}
 	check(-1, all)
 	if len(allowed) < 2 {
-		t.Skipf("only CPU %s is allowed: pinning cannot be told from no pinning", all)
+		testutil.SkipIncapable(t, "only CPU %s is allowed: pinning cannot be told from no pinning", all)
 	}
 	for _, cpu := range allowed {
 		check(cpu, strconv.Itoa(cpu))

@@ -218,14 +218,14 @@ func TestComparePairedTiedKnown(t *testing.T) {
 	}
 }
 
-// Review: with n nonzero pairs no sign-flip (permutation) test can give a
-// two-sided p below 2^(1-n): that is the probability of all n signs
-// agreeing. When the |differences| tied (timings printed with 2 decimals,
-// identical ratios), signedRankP used to switch to the normal
-// approximation, which reported p=0.037 < 0.0625 for 5 pairs, so compare
-// called "significant at 0.05" what the exact conditional test cannot.
-// The same data with distinct |d| gets p=0.0625.
-func TestReviewTiedPairsBeatTheExactFloor(t *testing.T) {
+// TestTiedPairsStayAtTheExactFloor: with n nonzero pairs no sign-flip
+// (permutation) test can give a two-sided p below 2^(1-n), the
+// probability of all n signs agreeing. 5 pairs all slower by the same
+// amount (|differences| tied, as timings printed with 2 decimals are) get
+// exactly that floor, p=0.0625, like the same data with distinct |d|, and
+// are not significant at 0.05. (A review found that signedRankP switched
+// to the normal approximation on ties and reported p=0.037.)
+func TestTiedPairsStayAtTheExactFloor(t *testing.T) {
 	a := []float64{1, 1, 1, 1, 1}
 	tied := []float64{1.1, 1.1, 1.1, 1.1, 1.1}
 	distinct := []float64{1.1, 1.11, 1.12, 1.13, 1.14}

@@ -12,6 +12,7 @@ import (
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/knobs"
 	"github.com/perfbot/perfbot/internal/store"
+	"github.com/perfbot/perfbot/internal/testutil"
 )
 
 // BenchmarkTriageDemo measures what triage spends on each case of the
@@ -27,7 +28,7 @@ import (
 // (wall time); the "fixed" sub-benchmarks report the same for the fixed
 // design.
 func BenchmarkTriageDemo(b *testing.B) {
-	needTools(b, "git", "gcc", "make")
+	testutil.NeedTool(b, "git", "gcc", "make")
 	repo, err := demo.Create(filepath.Join(b.TempDir(), "bench"), demo.Options{History: demo.HistoryTriage})
 	if err != nil {
 		b.Fatal(err)

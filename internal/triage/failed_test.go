@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/store"
+	"github.com/perfbot/perfbot/internal/testutil"
 )
 
 // scriptRepo is a git repository whose benchmark is bench.sh, with one
@@ -31,37 +31,26 @@ type scriptRepo struct {
 
 func newScriptRepo(t *testing.T, scripts ...string) *scriptRepo {
 	t.Helper()
-	needTools(t, "git", "sh")
-	dir := t.TempDir()
-	repoDir := filepath.Join(dir, "repo")
+	testutil.NeedTool(t, "sh")
+	g := testutil.NewGitRepo(t)
+	dir := filepath.Dir(g.Dir) // the job file and the store go beside the repository
 	counts := filepath.Join(dir, "counts")
-	for _, d := range []string{repoDir, counts} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.MkdirAll(counts, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	git := func(args ...string) {
-		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
-		cmd.Dir = repoDir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	git("init", "-q")
 	ctx := context.Background()
 	s := &scriptRepo{dir: dir}
 	prelude := "f=\"$COUNTS/$PERFBOT_COMMIT-$PERFBOT_VARIANT\"\nN=$(( $(cat \"$f\" 2>/dev/null || echo 0) + 1 ))\necho $N > \"$f\"\n"
+	var hashes []string
 	for i, sc := range scripts {
-		if err := os.WriteFile(filepath.Join(repoDir, "bench.sh"), []byte(prelude+sc), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		git("add", "-A")
-		git("commit", "-qm", "v"+string(rune('1'+i)))
-		repo, err := gitrev.Open(ctx, repoDir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := repo.Resolve(ctx, "HEAD")
+		hashes = append(hashes, g.Commit("v"+string(rune('1'+i)), map[string]string{"bench.sh": prelude + sc}))
+	}
+	repo, err := gitrev.Open(ctx, g.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hashes {
+		c, err := repo.Resolve(ctx, h)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,10 +72,6 @@ metrics:
 		t.Fatal(err)
 	}
 	s.job = jobs[0]
-	repo, err := gitrev.Open(ctx, repoDir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	storeDir := filepath.Join(dir, ".perfbot")
 	if s.store, err = store.Open(storeDir); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,16 +18,8 @@ import (
 	"github.com/perfbot/perfbot/internal/knobs"
 	"github.com/perfbot/perfbot/internal/measure"
 	"github.com/perfbot/perfbot/internal/store"
+	"github.com/perfbot/perfbot/internal/testutil"
 )
-
-func needTools(t testing.TB, tools ...string) {
-	t.Helper()
-	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not found in PATH (%v): the end-to-end triage builds real C code", tool, err)
-		}
-	}
-}
 
 // demoCase is one case of the demo's "triage" history.
 type demoCase struct {
@@ -87,7 +78,7 @@ func TestDemoVerdicts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the demo benchmark for about a minute per case")
 	}
-	needTools(t, "git", "gcc", "make")
+	testutil.NeedTool(t, "git", "gcc", "make")
 	repo, err := demo.Create(filepath.Join(t.TempDir(), "bench"), demo.Options{History: demo.HistoryTriage})
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +127,7 @@ func TestResumeAfterKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the demo benchmark")
 	}
-	needTools(t, "git", "gcc", "make")
+	testutil.NeedTool(t, "git", "gcc", "make")
 	repo, err := demo.Create(filepath.Join(t.TempDir(), "bench"), demo.Options{History: demo.HistoryTriage})
 	if err != nil {
 		t.Fatal(err)
@@ -217,7 +208,7 @@ func mustKey(t *testing.T, opt Options, base, changed gitrev.Commit) string {
 // TestRunBadOptions: options triage cannot work with fail before anything
 // is built, naming the problem.
 func TestRunBadOptions(t *testing.T) {
-	needTools(t, "git")
+	testutil.NeedTool(t, "git")
 	repo, err := demo.Create(filepath.Join(t.TempDir(), "bench"), demo.Options{History: demo.HistoryTriage})
 	if err != nil {
 		t.Fatal(err)

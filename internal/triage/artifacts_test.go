@@ -10,14 +10,15 @@ import (
 	"github.com/perfbot/perfbot/internal/store"
 )
 
-// Review: build.artifacts is optional (docs/jobs.md: default none), but
-// sameArtifacts calls two builds byte-identical when the job lists no
-// artifact. engine.run then takes one look at the plain comparison and
-// returns no-change whatever that look measured (engine.go:191-193), and
-// sameBuild marks every sweep and forced-alignment build "uninformative".
-// The same happens when the change lives in a file that is not listed
-// (a script, a data file, a shared library the binary loads).
-func TestReviewNoArtifactsMeansIdenticalBuilds(t *testing.T) {
+// TestNoArtifactsAreNotIdenticalBuilds: build.artifacts is optional
+// (docs/jobs.md: default none), and a job that lists no artifact gives no
+// evidence that two builds are byte-identical, so sameArtifacts must not
+// call them so. (A review found that it did: engine.run then took one look
+// at the plain comparison and returned no-change whatever that look
+// measured, and sameBuild marked every sweep and forced-alignment build
+// "uninformative". The same held when the change lives in a file that is
+// not listed: a script, a data file, a shared library the binary loads.)
+func TestNoArtifactsAreNotIdenticalBuilds(t *testing.T) {
 	dir := t.TempDir()
 	mk := func(name, content string) *build.Result {
 		d := filepath.Join(dir, name)

@@ -21,14 +21,14 @@ import (
 // so that tests can check that the effects really reproduce on the host
 // before they rely on them (see TestEffects).
 
-// Build exports commit rev of the repository repoDir into dir (which must
+// buildRev exports commit rev of the repository repoDir into dir (which must
 // not exist or be empty), runs "make bench" there with the extra
 // environment env (such as "CFLAGS=-falign-functions=64" or
 // "EXTRA_OBJS=/abs/pad.o") and returns the path of the binary. CFLAGS,
 // LDFLAGS and EXTRA_OBJS of the caller's environment are not passed on,
 // so only env changes the build. A failed build returns an error with the
 // end of its output.
-func Build(ctx context.Context, repoDir, rev, dir string, env ...string) (string, error) {
+func buildRev(ctx context.Context, repoDir, rev, dir string, env ...string) (string, error) {
 	if err := emptyDir(dir); err != nil {
 		return "", err
 	}
@@ -60,11 +60,11 @@ func Build(ctx context.Context, repoDir, rev, dir string, env ...string) (string
 	return filepath.Join(dir, "bench"), nil
 }
 
-// PadObject compiles tools/pad.c of the repository repoDir (as of its
+// padObject compiles tools/pad.c of the repository repoDir (as of its
 // working tree) into dir/pad-T-D.o and returns its path. Linked first
 // (EXTRA_OBJS), the object moves the benchmark's code by text bytes and
 // its zeroed data by data bytes; both must be multiples of 16.
-func PadObject(ctx context.Context, repoDir, dir string, text, data int) (string, error) {
+func padObject(ctx context.Context, repoDir, dir string, text, data int) (string, error) {
 	if text < 0 || data < 0 || text%16 != 0 || data%16 != 0 {
 		return "", fmt.Errorf("demo: padding of %d text and %d data bytes: want non-negative multiples of 16", text, data)
 	}
@@ -85,9 +85,9 @@ func PadObject(ctx context.Context, repoDir, dir string, text, data int) (string
 	return obj, nil
 }
 
-// RunMetric runs the binary bin once with args, in its own directory, and
+// runMetric runs the binary bin once with args, in its own directory, and
 // returns the value of metric (a line "metric: value" of its output).
-func RunMetric(ctx context.Context, bin string, args []string, metric string) (float64, error) {
+func runMetric(ctx context.Context, bin string, args []string, metric string) (float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -108,8 +108,8 @@ func RunMetric(ctx context.Context, bin string, args []string, metric string) (f
 	return v, nil
 }
 
-// ABResult is the outcome of [AB].
-type ABResult struct {
+// abResult is the outcome of [runAB].
+type abResult struct {
 	Metric string
 	A, B   []float64 // the samples of each side, pair by pair
 	// Ratios are B/A pair by pair; Ratio is their median.
@@ -119,29 +119,29 @@ type ABResult struct {
 
 // String formats the result as "ratio 1.412 (B/A, median of 12 pairs; A
 // median 8.10, B median 11.43)".
-func (r ABResult) String() string {
+func (r abResult) String() string {
 	return fmt.Sprintf("ratio %.3f (B/A, median of %d pairs; A median %.3f, B median %.3f %s)",
 		r.Ratio, len(r.Ratios), median(r.A), median(r.B), r.Metric)
 }
 
-// AB runs binaries a and b with args in alternating balanced pairs (A B,
+// runAB runs binaries a and b with args in alternating balanced pairs (A B,
 // then B A, ...), reads metric from each run and returns the pair ratios.
 // Pairs must be at least 1.
-func AB(ctx context.Context, a, b string, args []string, metric string, pairs int) (ABResult, error) {
+func runAB(ctx context.Context, a, b string, args []string, metric string, pairs int) (abResult, error) {
 	if pairs < 1 {
-		return ABResult{}, errors.New("demo: AB needs at least one pair")
+		return abResult{}, errors.New("demo: runAB needs at least one pair")
 	}
-	res := ABResult{Metric: metric}
+	res := abResult{Metric: metric}
 	for i := range pairs {
 		var va, vb float64
 		var err error
 		if i%2 == 0 {
-			if va, err = RunMetric(ctx, a, args, metric); err == nil {
-				vb, err = RunMetric(ctx, b, args, metric)
+			if va, err = runMetric(ctx, a, args, metric); err == nil {
+				vb, err = runMetric(ctx, b, args, metric)
 			}
 		} else {
-			if vb, err = RunMetric(ctx, b, args, metric); err == nil {
-				va, err = RunMetric(ctx, a, args, metric)
+			if vb, err = runMetric(ctx, b, args, metric); err == nil {
+				va, err = runMetric(ctx, a, args, metric)
 			}
 		}
 		if err != nil {

@@ -6,14 +6,14 @@ import (
 	"github.com/perfbot/perfbot/internal/metric"
 )
 
-// Review: compare's exit status (Regressions) rests only on the paired
-// Wilcoxon test at alpha 0.05, whose smallest two-sided p with n pairs is
-// 2^(1-n). With the job minimum of 3 runs (p >= 0.25), or the default 6
-// runs when a single run of either side failed (5 pairs, p >= 0.0625), a 2x
-// slowdown can never be a regression: exit status 0, while the lkp rule
-// marks the row changed and nothing in the ncompare output says the test
-// had no power.
-func TestReviewTwoXSlowdownIsNoRegression(t *testing.T) {
+// TestTwoXSlowdownWithTooFewRunsIsRegression: the smallest two-sided p of
+// the paired Wilcoxon test with n pairs is 2^(1-n), so with the job
+// minimum of 3 runs (p >= 0.25), or the default 6 runs when a single run of
+// either side failed (5 pairs, p >= 0.0625), no test can reach alpha 0.05.
+// A 2x slowdown must still count as a regression (exit status 1): with too
+// few runs the lkp rule decides. (A review found that it used to be no
+// regression, exit status 0, while the lkp rule marked the row changed.)
+func TestTwoXSlowdownWithTooFewRunsIsRegression(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		base, next []Sample

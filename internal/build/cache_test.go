@@ -11,12 +11,12 @@ import (
 	"github.com/perfbot/perfbot/internal/job"
 )
 
-// Review: the build runs with the process environment (CC, CFLAGS, PATH...)
-// but Key does not hash it, so a build made under another environment is
-// reused. Here the first build fails because CFLAGS is bad; after the user
-// fixes CFLAGS the cached failure is returned forever (there is no way to
-// retry short of deleting .perfbot).
-func TestReviewCachedFailureIgnoresInheritedEnv(t *testing.T) {
+// TestEnvChangeRebuildsCachedFailure: the build runs with the process
+// environment (CC, CFLAGS, PATH...), so a build that failed under a bad
+// CFLAGS is built again once the user fixes CFLAGS, not answered with the
+// cached failure. (A review found that Key did not hash the inherited
+// environment, so the failure was returned until .perfbot was deleted.)
+func TestEnvChangeRebuildsCachedFailure(t *testing.T) {
 	b, c := setup(t, map[string]string{"main.c": "int main(void){return 0;}\n"})
 	ctx := context.Background()
 	j := testJob("gcc -O2 $CFLAGS -o prog main.c", "prog")
@@ -31,12 +31,12 @@ func TestReviewCachedFailureIgnoresInheritedEnv(t *testing.T) {
 	}
 }
 
-// Review: runs happen in the build's worktree and the worktree is kept, so
-// whatever a run writes there (a changed binary, a data file, a cache) is
-// what the next run and the next perfbot invocation see. Build reports the
-// build as Cached and hands back the dirty worktree without checking it
-// against the cached artifacts.
-func TestReviewWorktreeDirtiedByRunIsReused(t *testing.T) {
+// TestCachedBuildRestoresDirtiedWorktree: runs happen in the build's
+// worktree, which is kept; a cached build hands back that worktree with
+// its artifacts equal to the cached ones and without what an earlier run
+// wrote there (a changed binary, a data file, a cache). (A review found
+// that Build handed back the dirty worktree as it was.)
+func TestCachedBuildRestoresDirtiedWorktree(t *testing.T) {
 	b, c := setup(t, map[string]string{"main.c": "int main(void){return 0;}\n"})
 	ctx := context.Background()
 	j := testJob("gcc -O2 -o prog main.c", "prog")

@@ -1,0 +1,91 @@
+package testutil
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// StrictEnv is the environment variable that makes [NeedTool] fail instead
+// of skip for a tool CI installs.
+const StrictEnv = "PERFBOT_TEST_STRICT"
+
+// Strict reports whether PERFBOT_TEST_STRICT is set (to anything but "" or
+// "0").
+func Strict() bool {
+	v := os.Getenv(StrictEnv)
+	return v != "" && v != "0"
+}
+
+// tool is what the tests know of a command they run.
+type tool struct {
+	// pkg is the Debian package that provides the command (or, for go,
+	// where CI gets it).
+	pkg string
+	// ci is true when .ci/run installs pkg: the tool is then required in
+	// strict mode.
+	ci bool
+}
+
+// tools lists every command a test may ask for. Keep it in step with the
+// packages .ci/run installs (TestToolsMatchCI checks that).
+var tools = map[string]tool{
+	"gcc":                {"build-essential", true},
+	"cc":                 {"build-essential", true},
+	"make":               {"build-essential", true},
+	"git":                {"git", true},
+	"nm":                 {"binutils", true},
+	"objdump":            {"binutils", true},
+	"perf":               {"linux-perf", true},
+	"valgrind":           {"valgrind", true},
+	"callgrind_annotate": {"valgrind", true},
+	// Essential Debian packages, on every Debian system.
+	"sh":      {"dash", true},
+	"setarch": {"util-linux", true},
+	// The Go toolchain runs the tests; .ci/run puts /usr/local/go/bin
+	// on PATH.
+	"go": {"the Go toolchain, /usr/local/go/bin on PATH", true},
+	// Not installed by .ci/run: tests that need them skip.
+	"cargo": {"cargo", false},
+	"rustc": {"rustc", false},
+	"flex":  {"flex", false},
+	"bison": {"bison", false},
+}
+
+// NeedTool skips the test unless every named command is on PATH. In strict
+// mode (PERFBOT_TEST_STRICT=1) a missing command that CI installs fails the
+// test, naming the command and its Debian package; one that CI does not
+// install still skips. A name testutil does not know fails the test: add
+// it to the table in tools.go (and to .ci/run if CI should install it).
+func NeedTool(tb testing.TB, names ...string) {
+	tb.Helper()
+	for _, name := range names {
+		tl, known := tools[name]
+		if !known {
+			tb.Fatalf("testutil.NeedTool: unknown tool %q: add it to the table in internal/testutil/tools.go (and to .ci/run if CI should install it)", name)
+		}
+		_, err := exec.LookPath(name)
+		if err == nil {
+			continue
+		}
+		switch {
+		case !tl.ci:
+			tb.Skipf("skipping: %s is not installed (Debian package %s; CI does not install it): %v", name, tl.pkg, err)
+		case Strict():
+			tb.Fatalf("%s is not installed (Debian package %s), and %s=1: CI installs it, so a missing %s is a failure, not a skip: %v",
+				name, tl.pkg, StrictEnv, name, err)
+		default:
+			tb.Skipf("skipping: %s is not installed (Debian package %s): %v", name, tl.pkg, err)
+		}
+	}
+}
+
+// SkipIncapable skips the test because the machine cannot do what it needs
+// although the tools are installed: hardware counters perf cannot read,
+// perf_event_paranoid forbidding perf record, a single CPU to pin to, a
+// sandbox that refuses setarch -R. It skips in strict mode too; format and
+// args say what is missing, for the test log.
+func SkipIncapable(tb testing.TB, format string, args ...any) {
+	tb.Helper()
+	tb.Skipf("skipping: this machine cannot run the test (a capability, not a missing tool): "+format, args...)
+}

@@ -1,0 +1,104 @@
+package compare
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perfbot/perfbot/internal/gitrev"
+	"github.com/perfbot/perfbot/internal/metric"
+	"github.com/perfbot/perfbot/internal/store"
+)
+
+// put stores one run of metric x with value v.
+func put(t *testing.T, st *store.Store, commit, variant, session string, idx int, status string, v float64) {
+	t.Helper()
+	rec := &store.RunRecord{RunKey: store.RunKey{Job: "job", Commit: commit, Variant: variant, Index: idx},
+		Status: status, Session: session, CPU: -1, Reason: "boom"}
+	if status == store.RunOK {
+		rec.Values = []metric.Value{{Name: "x", Better: metric.LowerIsBetter, Value: v}}
+	}
+	if err := st.PutRun(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFromStorePairs: a table read from a real store pairs runs by
+// session and round (issue 12: the pair key is explicit, not encoded in
+// run numbers), keeps only the runs the sources select, and groups failed
+// runs by status.
+func TestFromStorePairs(t *testing.T) {
+	st, err := store.Open(filepath.Join(t.TempDir(), ".perfbot"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	a, b := strings.Repeat("a", 40), strings.Repeat("b", 40)
+	// Session s1 took rounds 1..8 of both; run 4 of b failed. Session s0
+	// took run 9 of a alone, which no source selects.
+	for r := 1; r <= 8; r++ {
+		put(t, st, a, "", "s1", r, store.RunOK, 100+float64(r))
+		if r == 4 {
+			put(t, st, b, "", "s1", r, store.RunCrashed, 0)
+		} else {
+			put(t, st, b, "", "s1", r, store.RunOK, 120+float64(r))
+		}
+	}
+	put(t, st, a, "", "s0", 9, store.RunOK, 1000)
+	rounds := []int{1, 2, 3, 4, 5, 6, 7, 8}
+	tab, err := FromStore(context.Background(), st, "job", []Source{
+		{Commit: gitrev.Commit{Hash: a}, Round: InRounds(rounds)},
+		{Commit: gitrev.Commit{Hash: b}, Round: InRounds(rounds)},
+	}, 0.05)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := tab.Columns[1]; c.Runs != 8 || c.Failed != 1 || len(c.Failures) != 1 || c.Failures[0].Count != 1 || c.Failures[0].Status != store.RunCrashed {
+		t.Errorf("column b: %+v; want 8 runs, 1 crashed", c)
+	}
+	row := tab.Rows[0]
+	if n := len(row.Cells[0].Samples); n != 8 {
+		t.Errorf("base has %d samples, want the 8 selected", n)
+	}
+	if d := row.Cells[1].Delta; d == nil || d.Stat.Test != "wilcoxon" || d.Stat.N != 7 {
+		t.Errorf("delta %+v: want the signed-rank test on the 7 pairs of session s1", d)
+	}
+
+	// The same rounds taken in two sessions do not pair.
+	c := strings.Repeat("c", 40)
+	for r := 1; r <= 8; r++ {
+		put(t, st, c, "", "s2", r, store.RunOK, 120+float64(r))
+	}
+	tab, err = FromStore(context.Background(), st, "job", []Source{
+		{Commit: gitrev.Commit{Hash: a}, Round: InRounds(rounds)},
+		{Commit: gitrev.Commit{Hash: c}, Round: InRounds(rounds)},
+	}, 0.05)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := tab.Rows[0].Cells[1].Delta; d == nil || d.Stat.Test != "mann-whitney" {
+		t.Errorf("runs of two sessions compared with %+v, want unpaired", d)
+	}
+
+	// Within numbers runs of two ranges alike: they pair.
+	tab, err = FromStore(context.Background(), st, "job", []Source{
+		{Commit: gitrev.Commit{Hash: a}, Round: Within(1, 7)},
+		{Commit: gitrev.Commit{Hash: b}, Round: Within(2, 8)},
+	}, 0.05)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := tab.Rows[0].Cells[1].Delta; d == nil || d.Stat.Test != "wilcoxon" {
+		t.Errorf("Within ranges compared with %+v, want paired", d)
+	}
+
+	// A column without a successful run: an error, and the failures.
+	tab, err = FromStore(context.Background(), st, "job", []Source{
+		{Commit: gitrev.Commit{Hash: a}, Round: InRounds(rounds)},
+		{Commit: gitrev.Commit{Hash: b}, Round: InRounds([]int{4})},
+	}, 0.05)
+	if err == nil || !strings.Contains(err.Error(), "no run succeeded for bbbbbbbbbbbb") || tab == nil || tab.Columns[1].Failed != 1 {
+		t.Errorf("err %v, table %v: want an error naming the commit and the failures", err, tab)
+	}
+}

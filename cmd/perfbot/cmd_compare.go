@@ -374,7 +374,7 @@ func tableFromStore(ctx context.Context, a *app, st *store.Store, j *job.Job, ou
 			cols[i].Runs++
 			if r.Status != store.RunOK {
 				cols[i].Failed++
-				reasons[r.Status+": "+r.Reason]++
+				reasons[string(r.Status)+": "+r.Reason]++
 			}
 		}
 		for reason, n := range reasons {

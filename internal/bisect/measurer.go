@@ -350,7 +350,7 @@ func (m *StoreMeasurer) stored(ctx context.Context, commit string, v job.Variant
 		}
 		switch xs := byRun[r.Index]; {
 		case r.Status != store.RunOK:
-			val.Reason = r.Status
+			val.Reason = string(r.Status)
 			if r.Reason != "" {
 				val.Reason += ": " + r.Reason
 			}

@@ -57,7 +57,7 @@ func pathElem(s string) string {
 	return b.String()
 }
 
-var runStatuses = map[string]bool{RunOK: true, RunCrashed: true, RunTimeout: true, RunNoMetric: true, RunError: true}
+var runStatuses = map[RunStatus]bool{RunOK: true, RunCrashed: true, RunTimeout: true, RunNoMetric: true, RunError: true}
 
 // validRunKey reports what is wrong with k, or nil.
 func validRunKey(k RunKey) error {
@@ -121,7 +121,7 @@ func (s *Store) PutRun(ctx context.Context, r *RunRecord) error {
 				stderr_path = excluded.stderr_path, recorded_unix_ns = excluded.recorded_unix_ns,
 				session = excluded.session
 			RETURNING id`,
-			r.Job, r.Commit, r.Variant, r.Index, r.Status, r.Reason, r.CPU, started,
+			r.Job, r.Commit, r.Variant, r.Index, string(r.Status), r.Reason, r.CPU, started,
 			int64(r.Usage.Wall), int64(r.Usage.User), int64(r.Usage.Sys), r.Usage.MaxRSSKiB,
 			r.ExitCode, r.StdoutPath, r.StderrPath, time.Now().UnixNano(), r.Session).Scan(&id)
 		if err != nil {
@@ -420,7 +420,7 @@ func (s *Store) Samples(ctx context.Context, job string, commits []string, varia
 		stmt, err := tx.PrepareContext(ctx, `
 			SELECT r.idx, v.metric_id, v.value
 			FROM runs r JOIN run_values v ON v.run_id = r.id
-			WHERE r.job_key = ? AND r.commit_hash = ? AND r.variant = ? AND r.status = '`+RunOK+`'
+			WHERE r.job_key = ? AND r.commit_hash = ? AND r.variant = ? AND r.status = '`+string(RunOK)+`'
 			ORDER BY r.idx, v.seq`)
 		if err != nil {
 			return err

@@ -43,10 +43,13 @@ import (
 // ErrNotFound is returned when a looked-up record does not exist.
 var ErrNotFound = errors.New("not found")
 
+// BuildStatus is the outcome of a build.
+type BuildStatus string
+
 // Build statuses.
 const (
-	BuildOK     = "ok"
-	BuildFailed = "failed"
+	BuildOK     BuildStatus = "ok"
+	BuildFailed BuildStatus = "failed"
 )
 
 // BuildRecord is one build of one commit under one variant.
@@ -54,12 +57,12 @@ type BuildRecord struct {
 	// Key identifies the build: a hash of the commit, the build command,
 	// the artifacts and the variant's environment (computed by package build).
 	Key         string
-	Commit      string // full hash
-	Variant     string // "" for the plain build
-	Status      string // BuildOK or BuildFailed
-	ArtifactDir string // where the artifacts were copied
-	LogPath     string // the build's combined output
-	Error       string // for failed builds: why
+	Commit      string      // full hash
+	Variant     string      // "" for the plain build
+	Status      BuildStatus // BuildOK or BuildFailed
+	ArtifactDir string      // where the artifacts were copied
+	LogPath     string      // the build's combined output
+	Error       string      // for failed builds: why
 	Started     time.Time
 	Duration    time.Duration
 }
@@ -78,20 +81,23 @@ func (k RunKey) String() string {
 	return fmt.Sprintf("%s/%s/%s#%d", k.Job, k.Commit, variantName(k.Variant), k.Index)
 }
 
+// RunStatus is the outcome of a run.
+type RunStatus string
+
 // Run statuses. Everything but RunOK is a failed run; failed runs are kept
 // and reported, never averaged in.
 const (
-	RunOK       = "ok"
-	RunCrashed  = "crashed"   // non-zero exit or killed by a signal
-	RunTimeout  = "timeout"   // killed at the job's timeout
-	RunNoMetric = "no-metric" // exited 0 but a metric was missing or unreadable
-	RunError    = "error"     // perfbot could not start it
+	RunOK       RunStatus = "ok"
+	RunCrashed  RunStatus = "crashed"   // non-zero exit or killed by a signal
+	RunTimeout  RunStatus = "timeout"   // killed at the job's timeout
+	RunNoMetric RunStatus = "no-metric" // exited 0 but a metric was missing or unreadable
+	RunError    RunStatus = "error"     // perfbot could not start it
 )
 
 // RunRecord is one finished run and its samples.
 type RunRecord struct {
 	RunKey
-	Status     string
+	Status     RunStatus
 	Reason     string // for failed runs: why, in one line
 	CPU        int    // the CPU it was pinned to, -1 when not pinned
 	Started    time.Time

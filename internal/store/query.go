@@ -12,7 +12,7 @@ import (
 // The read side of runs: Runs, Metrics and Samples.
 
 const runColumns = `id, idx, status, reason, cpu, started_unix_ns, wall_ns, user_ns, sys_ns,
-	max_rss_kib, exit_code, stdout_path, stderr_path, session`
+	max_rss_kib, exit_code, stdout_path, stderr_path, session, machine`
 
 // Runs returns the stored runs of job on commit under variant, ordered by
 // Index, each with its Values; failed runs included.
@@ -44,7 +44,7 @@ func (s *Store) runs(ctx context.Context, job, commit, variant string, withValue
 			var started sql.NullInt64
 			var wall, user, sys int64
 			if err := rows.Scan(&id, &r.Index, &r.Status, &r.Reason, &r.CPU, &started, &wall, &user, &sys,
-				&r.Usage.MaxRSSKiB, &r.ExitCode, &r.StdoutPath, &r.StderrPath, &r.Session); err != nil {
+				&r.Usage.MaxRSSKiB, &r.ExitCode, &r.StdoutPath, &r.StderrPath, &r.Session, &r.Machine); err != nil {
 				return err
 			}
 			r.Started = timeOf(started)
@@ -142,7 +142,18 @@ func (s *Store) Samples(ctx context.Context, job string, commits []string, varia
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		stmt, err := tx.PrepareContext(ctx, `
+		// The runs' sessions and machines are read apart, one row per
+		// run, and shared by the run's samples: reading them with every
+		// value would double the time Samples takes.
+		runStmt, err := tx.PrepareContext(ctx, `
+			SELECT idx, session, machine FROM runs
+			WHERE job_key = ? AND commit_hash = ? AND variant = ? AND status = '`+string(RunOK)+`'
+			ORDER BY idx`)
+		if err != nil {
+			return err
+		}
+		defer runStmt.Close()
+		valueStmt, err := tx.PrepareContext(ctx, `
 			SELECT r.idx, v.metric_id, v.value
 			FROM runs r JOIN run_values v ON v.run_id = r.id
 			WHERE r.job_key = ? AND r.commit_hash = ? AND r.variant = ? AND r.status = '`+string(RunOK)+`'
@@ -150,12 +161,12 @@ func (s *Store) Samples(ctx context.Context, job string, commits []string, varia
 		if err != nil {
 			return err
 		}
-		defer stmt.Close()
+		defer valueStmt.Close()
 		for _, c := range commits {
 			if _, done := out[c]; done {
 				continue
 			}
-			samples, err := commitSamples(ctx, stmt, job, c, variant, ids, index)
+			samples, err := commitSamples(ctx, runStmt, valueStmt, job, c, variant, ids, index)
 			if err != nil {
 				return fmt.Errorf("commit %s: %w", c, err)
 			}
@@ -176,9 +187,18 @@ func (s *Store) Samples(ctx context.Context, job string, commits []string, varia
 }
 
 // commitSamples returns the samples of one commit, indexed like the job's
-// metrics: ids[i] is metric i's id, index its inverse.
-func commitSamples(ctx context.Context, stmt *sql.Stmt, job, commit, variant string, ids []int64, index map[int64]int) ([][]Sample, error) {
-	rows, err := stmt.QueryContext(ctx, job, commit, variant)
+// metrics: ids[i] is metric i's id, index its inverse. runStmt selects the
+// commit's OK runs (index, session, machine) and valueStmt their values,
+// both ordered by run index.
+func commitSamples(ctx context.Context, runStmt, valueStmt *sql.Stmt, job, commit, variant string, ids []int64, index map[int64]int) ([][]Sample, error) {
+	runs, err := okRuns(ctx, runStmt, job, commit, variant)
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 {
+		return nil, nil
+	}
+	rows, err := valueStmt.QueryContext(ctx, job, commit, variant)
 	if err != nil {
 		return nil, err
 	}
@@ -189,10 +209,20 @@ func commitSamples(ctx context.Context, stmt *sql.Stmt, job, commit, variant str
 		metricID intScanner
 		value    floatScanner
 		last     = -1
+		run      = 0 // runs[run] is the run of the current row
+		slab     []Sample
 	)
 	for rows.Next() {
 		if err := rows.Scan(&idx, &metricID, &value); err != nil {
 			return nil, err
+		}
+		// Both queries are ordered by index in one snapshot: the run of
+		// a row is the current one or a later one.
+		for run < len(runs) && runs[run].Run < int(idx) {
+			run++
+		}
+		if run == len(runs) || runs[run].Run != int(idx) {
+			return nil, fmt.Errorf("run %d has values but was not read", idx)
 		}
 		// Runs mostly store their metrics in first-seen order: try the
 		// metric after the last one before the map.
@@ -206,11 +236,43 @@ func commitSamples(ctx context.Context, stmt *sql.Stmt, job, commit, variant str
 		}
 		last = i
 		if samples[i] == nil {
-			samples[i] = make([]Sample, 0, 8)
+			// Most metrics have one value per run: make room for as
+			// many samples as there are runs, in chunks of a few
+			// metrics, rather than growing each metric's slice.
+			if len(slab) < len(runs) {
+				slab = make([]Sample, samplesPerChunk*len(runs))
+			}
+			samples[i] = slab[:0:len(runs)]
+			slab = slab[len(runs):]
 		}
-		samples[i] = append(samples[i], Sample{Run: int(idx), Value: float64(value)})
+		x := runs[run]
+		x.Value = float64(value)
+		samples[i] = append(samples[i], x)
 	}
 	return samples, rows.Err()
+}
+
+// samplesPerChunk is how many metrics' samples commitSamples allocates at
+// once.
+const samplesPerChunk = 64
+
+// okRuns returns the OK runs that runStmt selects, as samples without a
+// value.
+func okRuns(ctx context.Context, runStmt *sql.Stmt, job, commit, variant string) ([]Sample, error) {
+	rows, err := runStmt.QueryContext(ctx, job, commit, variant)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var runs []Sample
+	for rows.Next() {
+		var r Sample
+		if err := rows.Scan(&r.Run, &r.Session, &r.Machine); err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	return runs, rows.Err()
 }
 
 // intScanner and floatScanner scan SQLite integers and reals without the

@@ -111,19 +111,19 @@ func (s *Store) PutRun(ctx context.Context, r *RunRecord) error {
 		var id int64
 		err := tx.QueryRowContext(ctx, `
 			INSERT INTO runs (job_key, commit_hash, variant, idx, status, reason, cpu, started_unix_ns,
-				wall_ns, user_ns, sys_ns, max_rss_kib, exit_code, stdout_path, stderr_path, recorded_unix_ns, session)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+				wall_ns, user_ns, sys_ns, max_rss_kib, exit_code, stdout_path, stderr_path, recorded_unix_ns, session, machine)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (job_key, commit_hash, variant, idx) DO UPDATE SET
 				status = excluded.status, reason = excluded.reason, cpu = excluded.cpu,
 				started_unix_ns = excluded.started_unix_ns, wall_ns = excluded.wall_ns,
 				user_ns = excluded.user_ns, sys_ns = excluded.sys_ns, max_rss_kib = excluded.max_rss_kib,
 				exit_code = excluded.exit_code, stdout_path = excluded.stdout_path,
 				stderr_path = excluded.stderr_path, recorded_unix_ns = excluded.recorded_unix_ns,
-				session = excluded.session
+				session = excluded.session, machine = excluded.machine
 			RETURNING id`,
 			r.Job, r.Commit, r.Variant, r.Index, string(r.Status), r.Reason, r.CPU, started,
 			int64(r.Usage.Wall), int64(r.Usage.User), int64(r.Usage.Sys), r.Usage.MaxRSSKiB,
-			r.ExitCode, r.StdoutPath, r.StderrPath, time.Now().UnixNano(), r.Session).Scan(&id)
+			r.ExitCode, r.StdoutPath, r.StderrPath, time.Now().UnixNano(), r.Session, r.Machine).Scan(&id)
 		if err != nil {
 			return err
 		}

@@ -23,7 +23,11 @@ import (
 //	             unique: a run is a function of that key, so a future job
 //	             queue (River on this SQLite or on PostgreSQL) can enqueue
 //	             keys and the store deduplicates. Re-putting a key replaces
-//	             the row in place (its id is kept).
+//	             the row in place (its id is kept). session (v3) is the
+//	             measurement session that took the run and machine (v4) the
+//	             benchmark machine; both are '' for runs stored before the
+//	             version that added them. Runs of two commits are paired
+//	             only when (machine, session, idx) match.
 //	metrics      job_key + name -> unit and better direction; ids grow in
 //	             first-seen order. Rows are never changed or deleted.
 //	run_values   the values of one run, in order (seq), referencing runs
@@ -104,11 +108,18 @@ var migrations = [][]string{
 	3: {
 		`ALTER TABLE runs ADD COLUMN session TEXT NOT NULL DEFAULT ''`,
 	},
+	// 4: the benchmark machine that took each run, for a fleet of
+	// machines where the runs of one comparison come from several: runs
+	// are paired only within one round on one machine. Runs stored before
+	// version 4 have the machine "".
+	4: {
+		`ALTER TABLE runs ADD COLUMN machine TEXT NOT NULL DEFAULT ''`,
+	},
 }
 
 // SchemaVersion is the schema version this perfbot reads and writes: the
 // number of migrations.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // applicationID marks a SQLite file as a perfbot database ("pfbt").
 const applicationID = 0x70666274

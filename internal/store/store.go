@@ -109,6 +109,10 @@ type RunRecord struct {
 	// commits with the same Index are interleaved pairs only when they
 	// share a Session ("" for runs stored before sessions were recorded).
 	Session string
+	// Machine identifies the benchmark machine that took the run (""
+	// for runs stored before machines were recorded). Runs of two
+	// commits are paired only when they share Machine, Session and Index.
+	Machine string
 	// Values holds every metric value read from the run, the builtin
 	// resource metrics included. A metric may have several values per run
 	// (a Go benchmark run with -count); their order is kept.
@@ -119,6 +123,13 @@ type RunRecord struct {
 type Sample struct {
 	Run   int // RunKey.Index
 	Value float64
+	// Session and Machine are the RunRecord.Session and RunRecord.Machine
+	// of the run the value is from, so that a caller can pair samples of
+	// two commits by (Machine, Session, Run) without reading the runs.
+	// Both are "" for runs stored before they were recorded, and in
+	// samples that did not come from the store.
+	Session string
+	Machine string
 }
 
 // MetricInfo describes one metric of a job: its name, unit and which

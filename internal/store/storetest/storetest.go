@@ -53,6 +53,7 @@ func Exercise(t *testing.T, open func(t *testing.T) Store) {
 		{"RunReplace", testRunReplace},
 		{"RunInvalid", testRunInvalid},
 		{"SamplesOKOnly", testSamplesOKOnly},
+		{"MachineAndSession", testMachineAndSession},
 		{"Metrics", testMetrics},
 		{"State", testState},
 		{"ConcurrentReaders", testConcurrentReaders},
@@ -167,8 +168,14 @@ func testJob(t *testing.T, s Store) {
 	}
 }
 
+// sessionOf and machineOf are the session and machine of run idx made by
+// run.
+func sessionOf(idx int) string { return fmt.Sprintf("session-%d", idx%3) }
+func machineOf(idx int) string { return fmt.Sprintf("bench-%d.example.org", idx%2) }
+
 // run returns an OK run of job on commit whose values are named by names,
-// all in ns, lower is better; value i of run idx is 1000*idx+i.
+// all in ns, lower is better; value i of run idx is 1000*idx+i. Its session
+// and machine are sessionOf(idx) and machineOf(idx).
 func run(job, commit, variant string, idx int, names ...string) *store.RunRecord {
 	r := &store.RunRecord{
 		RunKey:     store.RunKey{Job: job, Commit: commit, Variant: variant, Index: idx},
@@ -178,7 +185,8 @@ func run(job, commit, variant string, idx int, names ...string) *store.RunRecord
 		Usage:      metric.Usage{Wall: time.Duration(idx) * time.Second, User: 2*time.Second + 1, Sys: 3 * time.Millisecond, MaxRSSKiB: 1 << 30},
 		StdoutPath: fmt.Sprintf("/r/%d/stdout", idx),
 		StderrPath: fmt.Sprintf("/r/%d/stderr", idx),
-		Session:    fmt.Sprintf("session-%d", idx%3),
+		Session:    sessionOf(idx),
+		Machine:    machineOf(idx),
 	}
 	for i, n := range names {
 		r.Values = append(r.Values, metric.Value{Name: n, Unit: "ns", Better: metric.LowerIsBetter, Value: float64(1000*idx + i)})
@@ -274,9 +282,9 @@ func testRunReplace(t *testing.T, s Store) {
 		t.Fatal(err)
 	}
 	want := map[string][]store.Sample{
-		"a": {{Run: 2, Value: 2000}},
-		"b": {{Run: 2, Value: 2001}},
-		"c": {{Run: 2, Value: 2002}},
+		"a": {smp(2, 2000)},
+		"b": {smp(2, 2001)},
+		"c": {smp(2, 2002)},
 	}
 	if !reflect.DeepEqual(samples["c1"], want) {
 		t.Errorf("Samples after replacing run 1 with a failed run = %v, want %v", samples["c1"], want)
@@ -305,7 +313,10 @@ func testRunInvalid(t *testing.T, s Store) {
 	}
 }
 
-func smp(run int, v float64) store.Sample { return store.Sample{Run: run, Value: v} }
+// smp is the sample of value v of run made by run.
+func smp(run int, v float64) store.Sample {
+	return store.Sample{Run: run, Value: v, Session: sessionOf(run), Machine: machineOf(run)}
+}
 
 func testSamplesOKOnly(t *testing.T, s Store) {
 	ctx := t.Context()
@@ -354,6 +365,99 @@ func testSamplesOKOnly(t *testing.T, s Store) {
 	}
 	if want := (map[string]map[string][]store.Sample{"c2": {"x": {smp(1, 1000)}, "y": {smp(1, 1001)}}}); !reflect.DeepEqual(got, want) {
 		t.Errorf("Samples of variant v = %v, want %v", got, want)
+	}
+}
+
+// testMachineAndSession checks that a run's Machine and Session are
+// stored, replaced with the run, and carried by each of its samples, so that
+// a caller pairs the samples of two commits by (Machine, Session, Run)
+// without reading the runs.
+func testMachineAndSession(t *testing.T, s Store) {
+	ctx := t.Context()
+	origin := func(r *store.RunRecord, machine, session string) *store.RunRecord {
+		r.Machine, r.Session = machine, session
+		return r
+	}
+	// Run 1 as stored before machines and sessions were recorded; runs 2
+	// and 3 of one session on two machines; run 4 with several values of
+	// one metric.
+	runs := []*store.RunRecord{
+		origin(run("job", "c1", "", 1, "x"), "", ""),
+		origin(run("job", "c1", "", 2, "x"), "bench-a", "s1"),
+		origin(run("job", "c1", "", 3, "x"), "bench-b", "s1"),
+		origin(run("job", "c1", "", 4, "x", "x"), "büro-maschine 2", "s2"),
+		// The same index on another commit, variant and job, with other
+		// machines and sessions, must not leak into c1's.
+		origin(run("job", "c2", "", 2, "x"), "bench-z", "s9"),
+		origin(run("job", "c1", "v", 2, "x"), "bench-y", "s8"),
+		origin(run("job2", "c1", "", 2, "x"), "bench-x", "s7"),
+	}
+	for _, r := range runs {
+		if err := s.PutRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Runs(ctx, "job", "c1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRuns(t, "Runs", got, runs[:4]...)
+	if got, err = s.RunsWithoutValues(ctx, "job", "c1", ""); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range got {
+		if r.Machine != runs[i].Machine || r.Session != runs[i].Session {
+			t.Errorf("RunsWithoutValues: run %d has machine %q, session %q; want %q, %q",
+				r.Index, r.Machine, r.Session, runs[i].Machine, runs[i].Session)
+		}
+	}
+
+	sample := func(run int, v float64, machine, session string) store.Sample {
+		return store.Sample{Run: run, Value: v, Machine: machine, Session: session}
+	}
+	want := map[string]map[string][]store.Sample{
+		"c1": {"x": {
+			sample(1, 1000, "", ""),
+			sample(2, 2000, "bench-a", "s1"),
+			sample(3, 3000, "bench-b", "s1"),
+			sample(4, 4000, "büro-maschine 2", "s2"),
+			sample(4, 4001, "büro-maschine 2", "s2"),
+		}},
+		"c2": {"x": {sample(2, 2000, "bench-z", "s9")}},
+	}
+	samples, err := s.Samples(ctx, "job", []string{"c1", "c2"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(samples, want) {
+		t.Errorf("Samples =\n%v\nwant\n%v", samples, want)
+	}
+
+	// Taking run 2 again on another machine in another session replaces
+	// both; a failed run 3 takes its samples away.
+	repl := origin(run("job", "c1", "", 2, "x"), "bench-c", "s3")
+	failed := origin(run("job", "c1", "", 3, "x"), "bench-c", "s3")
+	failed.Status, failed.Reason = store.RunCrashed, "exit status 1"
+	for _, r := range []*store.RunRecord{repl, failed} {
+		if err := s.PutRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err = s.Runs(ctx, "job", "c1", ""); err != nil {
+		t.Fatal(err)
+	}
+	checkRuns(t, "Runs after replacing runs 2 and 3", got, runs[0], repl, failed, runs[3])
+	if samples, err = s.Samples(ctx, "job", []string{"c1"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	want = map[string]map[string][]store.Sample{"c1": {"x": {
+		sample(1, 1000, "", ""),
+		sample(2, 2000, "bench-c", "s3"),
+		sample(4, 4000, "büro-maschine 2", "s2"),
+		sample(4, 4001, "büro-maschine 2", "s2"),
+	}}}
+	if !reflect.DeepEqual(samples, want) {
+		t.Errorf("Samples after replacing runs 2 and 3 =\n%v\nwant\n%v", samples, want)
 	}
 }
 

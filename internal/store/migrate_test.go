@@ -190,6 +190,9 @@ func TestMigrateFromVersion3(t *testing.T) {
 	}
 
 	s := open(t, dir)
+	if s.Created() || s.Notice() != "" {
+		t.Errorf("migrated store: Created() = %v, Notice() = %q; want false, \"\"", s.Created(), s.Notice())
+	}
 	want := v3Runs()
 	for _, c := range []string{"c1", "c2"} {
 		got, err := s.Runs(ctx, "job", c, "")

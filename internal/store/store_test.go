@@ -117,53 +117,6 @@ func TestReopen(t *testing.T) {
 	}
 }
 
-func TestBadDatabaseFile(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name  string
-		setup func(t *testing.T, path string)
-		want  string
-	}{
-		{"garbage", func(t *testing.T, path string) {
-			garbage := []byte(strings.Repeat("this is not a SQLite database\n", 200))
-			if err := os.WriteFile(path, garbage, 0o666); err != nil {
-				t.Fatal(err)
-			}
-		}, "not a database"},
-		{"other program's database", func(t *testing.T, path string) {
-			db, err := sql.Open("sqlite", path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			if _, err := db.Exec(`CREATE TABLE notes (x TEXT)`); err != nil {
-				t.Fatal(err)
-			}
-		}, "not a perfbot database"},
-		{"directory", func(t *testing.T, path string) {
-			if err := os.Mkdir(path, 0o777); err != nil {
-				t.Fatal(err)
-			}
-		}, "not a regular file"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			dir := t.TempDir()
-			path := filepath.Join(dir, "perfbot.db")
-			tt.setup(t, path)
-			s, err := store.Open(dir)
-			if err == nil {
-				s.Close()
-				t.Fatal("Open succeeded")
-			}
-			if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("Open error %q does not name %s and say %q", err, path, tt.want)
-			}
-		})
-	}
-}
-
 // durabilityEnv names the folder the child process of TestDurability
 // writes to.
 const durabilityEnv = "PERFBOT_STORE_DURABILITY_DIR"

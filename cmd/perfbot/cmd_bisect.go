@@ -201,7 +201,7 @@ func bisectJob(ctx context.Context, a *app, cmd *cobra.Command, f bisectFlags, j
 	if err != nil {
 		return fmt.Errorf("--metric %q: %w", f.metric, err)
 	}
-	s, err := measure.Open(ctx, j, f.storeDir)
+	s, err := a.open(ctx, j, f.storeDir)
 	if err != nil {
 		return err
 	}

@@ -121,7 +121,7 @@ func compareJob(ctx context.Context, a *app, f compareFlags, jobFile string, rev
 
 // measureTable measures revs of one atomic job and builds the table.
 func measureTable(ctx context.Context, a *app, f compareFlags, j *job.Job, revs []string) (*compare.Table, error) {
-	s, err := measure.Open(ctx, j, f.storeDir)
+	s, err := a.open(ctx, j, f.storeDir)
 	if err != nil {
 		return nil, err
 	}

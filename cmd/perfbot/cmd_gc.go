@@ -4,7 +4,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfbot/perfbot/internal/job"
-	"github.com/perfbot/perfbot/internal/measure"
 )
 
 func newGCCmd(a *app) *cobra.Command {
@@ -23,7 +22,7 @@ recreates a worktree from its commit and cached artifacts without building.`,
 			if err != nil {
 				return err
 			}
-			s, err := measure.Open(cmd.Context(), jobs[0], storeDir)
+			s, err := a.open(cmd.Context(), jobs[0], storeDir)
 			if err != nil {
 				return err
 			}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/layout"
-	"github.com/perfbot/perfbot/internal/measure"
 	"github.com/perfbot/perfbot/internal/profile"
 	"github.com/perfbot/perfbot/internal/report"
 )
@@ -132,7 +131,7 @@ func buildArtifacts(ctx context.Context, a *app, f layoutFlags, jobFile, revA, r
 	if !ok {
 		return "", "", fmt.Errorf("--variant %q: job %s declares no such variant", f.variant, j.File)
 	}
-	s, err := measure.Open(ctx, j, f.storeDir)
+	s, err := a.open(ctx, j, f.storeDir)
 	if err != nil {
 		return "", "", err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/measure"
 )
 
 // Exit statuses, relied on by CI scripts.
@@ -112,6 +113,16 @@ func (a *app) logf(format string, args ...any) {
 // waitf says that another perfbot holds the machine's measuring lock.
 func (a *app) waitf(holder string) {
 	a.logf("waiting for %s to finish measuring on this machine", holder)
+}
+
+// open opens the measuring session of a job and shows what the store has
+// to say about itself (a new database in an empty file).
+func (a *app) open(ctx context.Context, j *job.Job, storeDir string) (*measure.Session, error) {
+	s, err := measure.Open(ctx, j, storeDir)
+	if err == nil && s.Store.Notice() != "" {
+		a.logf("%s", s.Store.Notice())
+	}
+	return s, err
 }
 
 // cpuMode is the --cpu flag, else the job's run.cpu.

@@ -308,7 +308,7 @@ func (m *StoreMeasurer) stored(ctx context.Context, commit string, v job.Variant
 		x, has := byRun[r.Index]
 		switch {
 		case r.Status != store.RunOK:
-			val.Reason = r.Status
+			val.Reason = string(r.Status)
 			if r.Reason != "" {
 				val.Reason += ": " + r.Reason
 			}

@@ -42,7 +42,7 @@ func Within(first, last int) func(int) (int, bool) {
 
 // Failure is a kind of failed run of a column.
 type Failure struct {
-	Status  string
+	Status  store.RunStatus
 	Count   int      // runs that failed so
 	Reasons []string // their distinct reasons, in run order
 	LogDir  string   // where their logs are

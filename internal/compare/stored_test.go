@@ -12,7 +12,7 @@ import (
 )
 
 // put stores one run of metric x with value v.
-func put(t *testing.T, st *store.Store, commit, variant, session string, idx int, status string, v float64) {
+func put(t *testing.T, st *store.Store, commit, variant, session string, idx int, status store.RunStatus, v float64) {
 	t.Helper()
 	rec := &store.RunRecord{RunKey: store.RunKey{Job: "job", Commit: commit, Variant: variant, Index: idx},
 		Status: status, Session: session, CPU: -1, Reason: "boom"}

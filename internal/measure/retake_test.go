@@ -157,6 +157,14 @@ func TestExecutorPluggable(t *testing.T) {
 	if warm != 2 || len(rec.tasks) != 8 {
 		t.Errorf("executor got %d tasks, %d warm-ups; want 8 and 2 (one per target)", len(rec.tasks), warm)
 	}
+	// What the executor returned is what is stored: the machine too.
+	for _, tg := range out.Targets {
+		for _, r := range tg.Runs {
+			if r.Machine != "bench-7" || r.Session != out.Session {
+				t.Errorf("stored run %d: machine %q session %q; want bench-7 and %s", r.Index, r.Machine, r.Session, out.Session)
+			}
+		}
+	}
 }
 
 // TestMachineLock: a second measurement on the machine waits for the first,

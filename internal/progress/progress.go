@@ -47,7 +47,7 @@ func (l *lines) Ran(done, total int, t measure.Target, r *store.RunRecord) {
 	if l.start.IsZero() || done == 1 {
 		l.start = time.Now().Add(-r.Usage.Wall)
 	}
-	status := r.Status
+	status := string(r.Status)
 	if r.Status != store.RunOK {
 		status += " (" + r.Reason + ")"
 	}

@@ -16,6 +16,8 @@ func benchRun(job, commit string, idx, nvalues int) *store.RunRecord {
 		CPU:     3,
 		Started: time.Now(),
 		Usage:   metric.Usage{Wall: time.Second, User: time.Second, MaxRSSKiB: 1 << 20},
+		Session: "0f8c2a1e-5b7d-4c3a-9e61-2d4b8a7f3c90",
+		Machine: "bench-07.perf.example.org",
 		Values:  make([]metric.Value, nvalues),
 	}
 	for i := range r.Values {

@@ -8,7 +8,8 @@ import (
 
 // MigrateTo exposes migrateTo, to build databases of older schema versions.
 func MigrateTo(ctx context.Context, db *sql.DB, path string, version int) error {
-	return migrateTo(ctx, db, path, version)
+	_, err := migrateTo(ctx, db, path, version)
+	return err
 }
 
 // DSN exposes dsn.

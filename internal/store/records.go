@@ -32,7 +32,7 @@ func (s *Store) PutBuild(ctx context.Context, b *BuildRecord) error {
 				commit_hash = excluded.commit_hash, variant = excluded.variant, status = excluded.status,
 				artifact_dir = excluded.artifact_dir, log_path = excluded.log_path, error = excluded.error,
 				started_unix_ns = excluded.started_unix_ns, duration_ns = excluded.duration_ns`,
-			b.Key, b.Commit, b.Variant, b.Status, b.ArtifactDir, b.LogPath, b.Error, started, int64(b.Duration))
+			b.Key, b.Commit, b.Variant, string(b.Status), b.ArtifactDir, b.LogPath, b.Error, started, int64(b.Duration))
 		return err
 	})
 }

@@ -57,7 +57,7 @@ func pathElem(s string) string {
 	return b.String()
 }
 
-var runStatuses = map[string]bool{RunOK: true, RunCrashed: true, RunTimeout: true, RunNoMetric: true, RunError: true}
+var runStatuses = map[RunStatus]bool{RunOK: true, RunCrashed: true, RunTimeout: true, RunNoMetric: true, RunError: true}
 
 // validRunKey reports what is wrong with k, or nil.
 func validRunKey(k RunKey) error {
@@ -111,19 +111,19 @@ func (s *Store) PutRun(ctx context.Context, r *RunRecord) error {
 		var id int64
 		err := tx.QueryRowContext(ctx, `
 			INSERT INTO runs (job_key, commit_hash, variant, idx, status, reason, cpu, started_unix_ns,
-				wall_ns, user_ns, sys_ns, max_rss_kib, exit_code, stdout_path, stderr_path, recorded_unix_ns, session)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+				wall_ns, user_ns, sys_ns, max_rss_kib, exit_code, stdout_path, stderr_path, recorded_unix_ns, session, machine)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (job_key, commit_hash, variant, idx) DO UPDATE SET
 				status = excluded.status, reason = excluded.reason, cpu = excluded.cpu,
 				started_unix_ns = excluded.started_unix_ns, wall_ns = excluded.wall_ns,
 				user_ns = excluded.user_ns, sys_ns = excluded.sys_ns, max_rss_kib = excluded.max_rss_kib,
 				exit_code = excluded.exit_code, stdout_path = excluded.stdout_path,
 				stderr_path = excluded.stderr_path, recorded_unix_ns = excluded.recorded_unix_ns,
-				session = excluded.session
+				session = excluded.session, machine = excluded.machine
 			RETURNING id`,
-			r.Job, r.Commit, r.Variant, r.Index, r.Status, r.Reason, r.CPU, started,
+			r.Job, r.Commit, r.Variant, r.Index, string(r.Status), r.Reason, r.CPU, started,
 			int64(r.Usage.Wall), int64(r.Usage.User), int64(r.Usage.Sys), r.Usage.MaxRSSKiB,
-			r.ExitCode, r.StdoutPath, r.StderrPath, time.Now().UnixNano(), r.Session).Scan(&id)
+			r.ExitCode, r.StdoutPath, r.StderrPath, time.Now().UnixNano(), r.Session, r.Machine).Scan(&id)
 		if err != nil {
 			return err
 		}
@@ -284,234 +284,4 @@ func insertValues(ctx context.Context, tx *sql.Tx, id int64, ids []int64, values
 func insertValuesSQL(n int) string {
 	return "INSERT INTO run_values (run_id, seq, metric_id, value) VALUES " +
 		strings.Repeat("(?, ?, ?, ?), ", n-1) + "(?, ?, ?, ?)"
-}
-
-const runColumns = `id, idx, status, reason, cpu, started_unix_ns, wall_ns, user_ns, sys_ns,
-	max_rss_kib, exit_code, stdout_path, stderr_path, session`
-
-// Runs returns the stored runs of job on commit under variant, ordered by
-// Index, each with its Values; failed runs included.
-func (s *Store) Runs(ctx context.Context, job, commit, variant string) ([]RunRecord, error) {
-	return s.runs(ctx, job, commit, variant, true)
-}
-
-// RunsWithoutValues is Runs without loading the values: the runs' keys,
-// statuses and usage, cheap even for jobs with many metrics (e.g. to count
-// attempted and failed runs).
-func (s *Store) RunsWithoutValues(ctx context.Context, job, commit, variant string) ([]RunRecord, error) {
-	return s.runs(ctx, job, commit, variant, false)
-}
-
-func (s *Store) runs(ctx context.Context, job, commit, variant string, withValues bool) ([]RunRecord, error) {
-	var runs []RunRecord
-	what := fmt.Sprintf("runs of %s/%s/%s", job, commit, variantName(variant))
-	err := s.read(ctx, what, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT `+runColumns+` FROM runs
-			WHERE job_key = ? AND commit_hash = ? AND variant = ? ORDER BY idx`, job, commit, variant)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		byID := make(map[int64]int)
-		for rows.Next() {
-			r := RunRecord{RunKey: RunKey{Job: job, Commit: commit, Variant: variant}}
-			var id int64
-			var started sql.NullInt64
-			var wall, user, sys int64
-			if err := rows.Scan(&id, &r.Index, &r.Status, &r.Reason, &r.CPU, &started, &wall, &user, &sys,
-				&r.Usage.MaxRSSKiB, &r.ExitCode, &r.StdoutPath, &r.StderrPath, &r.Session); err != nil {
-				return err
-			}
-			r.Started = timeOf(started)
-			r.Usage.Wall, r.Usage.User, r.Usage.Sys = time.Duration(wall), time.Duration(user), time.Duration(sys)
-			byID[id] = len(runs)
-			runs = append(runs, r)
-		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		if !withValues || len(runs) == 0 {
-			return nil
-		}
-		rows, err = tx.QueryContext(ctx, `
-			SELECT v.run_id, m.name, m.unit, m.better, v.value
-			FROM runs r JOIN run_values v ON v.run_id = r.id JOIN metrics m ON m.id = v.metric_id
-			WHERE r.job_key = ? AND r.commit_hash = ? AND r.variant = ?
-			ORDER BY r.idx, v.seq`, job, commit, variant)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id int64
-			var v metric.Value
-			if err := rows.Scan(&id, &v.Name, &v.Unit, &v.Better, &v.Value); err != nil {
-				return err
-			}
-			r := &runs[byID[id]]
-			r.Values = append(r.Values, v)
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		return nil, err
-	}
-	return runs, nil
-}
-
-// Metrics returns the metrics stored for job, in the order they were first
-// stored, with their unit and better direction.
-func (s *Store) Metrics(ctx context.Context, job string) ([]MetricInfo, error) {
-	var ms []MetricInfo
-	err := s.read(ctx, fmt.Sprintf("metrics of job %s", job), func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT name, unit, better FROM metrics WHERE job_key = ? ORDER BY id`, job)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var m MetricInfo
-			if err := rows.Scan(&m.Name, &m.Unit, &m.Better); err != nil {
-				return err
-			}
-			ms = append(ms, m)
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		return nil, err
-	}
-	return ms, nil
-}
-
-// Samples returns, for each of commits, the samples of each metric of job
-// under variant: commit -> metric name -> samples in run order (and, within
-// a run, in value order). Only OK runs contribute; the values of failed
-// runs are never samples. Every requested commit has an entry, empty when
-// it has no OK run. Use Metrics for the metrics' units and directions.
-func (s *Store) Samples(ctx context.Context, job string, commits []string, variant string) (map[string]map[string][]Sample, error) {
-	out := make(map[string]map[string][]Sample, len(commits))
-	err := s.read(ctx, fmt.Sprintf("samples of job %s", job), func(tx *sql.Tx) error {
-		// Metrics are numbered densely in first-seen order, so values can
-		// be gathered in a slice and put in the result map once.
-		var (
-			names []string
-			ids   []int64
-			index = make(map[int64]int)
-		)
-		rows, err := tx.QueryContext(ctx, `SELECT id, name FROM metrics WHERE job_key = ? ORDER BY id`, job)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id int64
-			var name string
-			if err := rows.Scan(&id, &name); err != nil {
-				return err
-			}
-			index[id] = len(names)
-			names = append(names, name)
-			ids = append(ids, id)
-		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		stmt, err := tx.PrepareContext(ctx, `
-			SELECT r.idx, v.metric_id, v.value
-			FROM runs r JOIN run_values v ON v.run_id = r.id
-			WHERE r.job_key = ? AND r.commit_hash = ? AND r.variant = ? AND r.status = '`+RunOK+`'
-			ORDER BY r.idx, v.seq`)
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
-		for _, c := range commits {
-			if _, done := out[c]; done {
-				continue
-			}
-			samples, err := commitSamples(ctx, stmt, job, c, variant, ids, index)
-			if err != nil {
-				return fmt.Errorf("commit %s: %w", c, err)
-			}
-			byMetric := make(map[string][]Sample)
-			for i, ss := range samples {
-				if ss != nil {
-					byMetric[names[i]] = ss
-				}
-			}
-			out[c] = byMetric
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// commitSamples returns the samples of one commit, indexed like the job's
-// metrics: ids[i] is metric i's id, index its inverse.
-func commitSamples(ctx context.Context, stmt *sql.Stmt, job, commit, variant string, ids []int64, index map[int64]int) ([][]Sample, error) {
-	rows, err := stmt.QueryContext(ctx, job, commit, variant)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var (
-		samples  = make([][]Sample, len(ids))
-		idx      intScanner
-		metricID intScanner
-		value    floatScanner
-		last     = -1
-	)
-	for rows.Next() {
-		if err := rows.Scan(&idx, &metricID, &value); err != nil {
-			return nil, err
-		}
-		// Runs mostly store their metrics in first-seen order: try the
-		// metric after the last one before the map.
-		i := last + 1
-		if i >= len(ids) || ids[i] != int64(metricID) {
-			var ok bool
-			i, ok = index[int64(metricID)]
-			if !ok {
-				return nil, fmt.Errorf("run %d: value of unknown metric id %d", idx, metricID)
-			}
-		}
-		last = i
-		if samples[i] == nil {
-			samples[i] = make([]Sample, 0, 8)
-		}
-		samples[i] = append(samples[i], Sample{Run: int(idx), Value: float64(value)})
-	}
-	return samples, rows.Err()
-}
-
-// intScanner and floatScanner scan SQLite integers and reals without the
-// reflection database/sql otherwise uses for numeric destinations.
-type (
-	intScanner   int64
-	floatScanner float64
-)
-
-func (p *intScanner) Scan(src any) error {
-	v, ok := src.(int64)
-	if !ok {
-		return fmt.Errorf("got %T, want an integer", src)
-	}
-	*p = intScanner(v)
-	return nil
-}
-
-func (p *floatScanner) Scan(src any) error {
-	switch v := src.(type) {
-	case float64:
-		*p = floatScanner(v)
-	case int64:
-		*p = floatScanner(v)
-	default:
-		return fmt.Errorf("got %T, want a real", src)
-	}
-	return nil
 }

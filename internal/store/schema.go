@@ -23,7 +23,11 @@ import (
 //	             unique: a run is a function of that key, so a future job
 //	             queue (River on this SQLite or on PostgreSQL) can enqueue
 //	             keys and the store deduplicates. Re-putting a key replaces
-//	             the row in place (its id is kept).
+//	             the row in place (its id is kept). session (v3) is the
+//	             measurement session that took the run and machine (v4) the
+//	             benchmark machine; both are '' for runs stored before the
+//	             version that added them. Runs of two commits are paired
+//	             only when (machine, session, idx) match.
 //	metrics      job_key + name -> unit and better direction; ids grow in
 //	             first-seen order. Rows are never changed or deleted.
 //	run_values   the values of one run, in order (seq), referencing runs
@@ -104,11 +108,18 @@ var migrations = [][]string{
 	3: {
 		`ALTER TABLE runs ADD COLUMN session TEXT NOT NULL DEFAULT ''`,
 	},
+	// 4: the benchmark machine that took each run, for a fleet of
+	// machines where the runs of one comparison come from several: runs
+	// are paired only within one round on one machine. Runs stored before
+	// version 4 have the machine "".
+	4: {
+		`ALTER TABLE runs ADD COLUMN machine TEXT NOT NULL DEFAULT ''`,
+	},
 }
 
 // SchemaVersion is the schema version this perfbot reads and writes: the
 // number of migrations.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // applicationID marks a SQLite file as a perfbot database ("pfbt").
 const applicationID = 0x70666274
@@ -122,62 +133,71 @@ var ErrNewerSchema = errors.New("database schema is newer than this perfbot")
 var ErrNotPerfbot = errors.New("not a perfbot database")
 
 // migrate brings the database at path, open as db, to SchemaVersion.
-func migrate(ctx context.Context, db *sql.DB, path string) error {
+// created reports whether it was a new database (schema version 0, no
+// tables) that this call initialised.
+func migrate(ctx context.Context, db *sql.DB, path string) (created bool, err error) {
 	return migrateTo(ctx, db, path, SchemaVersion)
 }
 
 // migrateTo brings the database to version target (tests use it to build
 // databases of older versions). All pending migrations run in one
 // immediate transaction, so concurrent Opens of one folder migrate once.
-func migrateTo(ctx context.Context, db *sql.DB, path string, target int) error {
+// An existing database is checked (PRAGMA quick_check) before it is
+// migrated: a corrupt one is refused, not changed.
+func migrateTo(ctx context.Context, db *sql.DB, path string, target int) (created bool, err error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("store: open %s: %w", path, err)
+		return false, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	defer tx.Rollback()
 	var version, appID int
 	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
-		return fmt.Errorf("store: open %s: %w", path, err)
+		return false, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	if err := tx.QueryRowContext(ctx, `PRAGMA application_id`).Scan(&appID); err != nil {
-		return fmt.Errorf("store: open %s: %w", path, err)
+		return false, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	switch {
 	case appID != 0 && appID != applicationID:
-		return fmt.Errorf("store: open %s: %w (SQLite application_id %#x)", path, ErrNotPerfbot, appID)
+		return false, fmt.Errorf("store: open %s: %w (SQLite application_id %#x)", path, ErrNotPerfbot, appID)
 	case version > SchemaVersion:
-		return fmt.Errorf("store: open %s: %w: it has schema version %d, this perfbot knows up to %d; use a newer perfbot or another .perfbot folder",
+		return false, fmt.Errorf("store: open %s: %w: it has schema version %d, this perfbot knows up to %d; use a newer perfbot or another .perfbot folder",
 			path, ErrNewerSchema, version, SchemaVersion)
 	case version > 0 && appID == 0:
-		return fmt.Errorf("store: open %s: %w (schema version %d without perfbot's application_id)", path, ErrNotPerfbot, version)
+		return false, fmt.Errorf("store: open %s: %w (schema version %d without perfbot's application_id)", path, ErrNotPerfbot, version)
 	case version == 0:
 		var tables int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema`).Scan(&tables); err != nil {
-			return fmt.Errorf("store: open %s: %w", path, err)
+			return false, fmt.Errorf("store: open %s: %w", path, err)
 		}
 		if tables > 0 {
-			return fmt.Errorf("store: open %s: %w (it has %d schema objects and no perfbot version)", path, ErrNotPerfbot, tables)
+			return false, fmt.Errorf("store: open %s: %w (it has %d schema objects and no perfbot version)", path, ErrNotPerfbot, tables)
 		}
 	}
 	if version >= target {
-		return nil
+		return false, nil
+	}
+	if version > 0 {
+		if err := quickCheck(ctx, tx, path, fmt.Sprintf("quick_check before migrating it from schema version %d to %d", version, target)); err != nil {
+			return false, err
+		}
 	}
 	for v := version + 1; v <= target; v++ {
 		for i, stmt := range migrations[v] {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
-				return fmt.Errorf("store: open %s: migrating to schema version %d, step %d: %w", path, v, i+1, err)
+				return false, fmt.Errorf("store: open %s: migrating to schema version %d, step %d: %w", path, v, i+1, err)
 			}
 		}
 	}
 	// PRAGMA arguments cannot be bound parameters.
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d`, applicationID)); err != nil {
-		return fmt.Errorf("store: open %s: %w", path, err)
+		return false, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, target)); err != nil {
-		return fmt.Errorf("store: open %s: %w", path, err)
+		return false, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: open %s: migrating to schema version %d: %w", path, target, err)
+		return false, fmt.Errorf("store: open %s: migrating to schema version %d: %w", path, target, err)
 	}
-	return nil
+	return version == 0, nil
 }

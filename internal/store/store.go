@@ -18,6 +18,13 @@
 // database written by an older perfbot migrates it; opening one written by a
 // newer perfbot fails with [ErrNewerSchema].
 //
+// A store it cannot use is reported with an error that names the file or
+// folder and says what to do: read-only ([ErrReadOnly]), corrupt
+// ([ErrCorrupt], from Open or any later read or write), or another
+// program's database ([ErrNotPerfbot]). The store never deletes, replaces
+// or repairs a database file, and prints nothing: what the user should
+// know about an Open that succeeded is in [Store.Notice].
+//
 // A Store is safe for concurrent use by several goroutines, and several
 // processes may open the same folder: writes are serialized by SQLite's
 // lock (waiting up to [BusyTimeout]), readers never block and always see
@@ -43,10 +50,13 @@ import (
 // ErrNotFound is returned when a looked-up record does not exist.
 var ErrNotFound = errors.New("not found")
 
+// BuildStatus is the outcome of a build.
+type BuildStatus string
+
 // Build statuses.
 const (
-	BuildOK     = "ok"
-	BuildFailed = "failed"
+	BuildOK     BuildStatus = "ok"
+	BuildFailed BuildStatus = "failed"
 )
 
 // BuildRecord is one build of one commit under one variant.
@@ -54,12 +64,12 @@ type BuildRecord struct {
 	// Key identifies the build: a hash of the commit, the build command,
 	// the artifacts and the variant's environment (computed by package build).
 	Key         string
-	Commit      string // full hash
-	Variant     string // "" for the plain build
-	Status      string // BuildOK or BuildFailed
-	ArtifactDir string // where the artifacts were copied
-	LogPath     string // the build's combined output
-	Error       string // for failed builds: why
+	Commit      string      // full hash
+	Variant     string      // "" for the plain build
+	Status      BuildStatus // BuildOK or BuildFailed
+	ArtifactDir string      // where the artifacts were copied
+	LogPath     string      // the build's combined output
+	Error       string      // for failed builds: why
 	Started     time.Time
 	Duration    time.Duration
 }
@@ -78,20 +88,23 @@ func (k RunKey) String() string {
 	return fmt.Sprintf("%s/%s/%s#%d", k.Job, k.Commit, variantName(k.Variant), k.Index)
 }
 
+// RunStatus is the outcome of a run.
+type RunStatus string
+
 // Run statuses. Everything but RunOK is a failed run; failed runs are kept
 // and reported, never averaged in.
 const (
-	RunOK       = "ok"
-	RunCrashed  = "crashed"   // non-zero exit or killed by a signal
-	RunTimeout  = "timeout"   // killed at the job's timeout
-	RunNoMetric = "no-metric" // exited 0 but a metric was missing or unreadable
-	RunError    = "error"     // perfbot could not start it
+	RunOK       RunStatus = "ok"
+	RunCrashed  RunStatus = "crashed"   // non-zero exit or killed by a signal
+	RunTimeout  RunStatus = "timeout"   // killed at the job's timeout
+	RunNoMetric RunStatus = "no-metric" // exited 0 but a metric was missing or unreadable
+	RunError    RunStatus = "error"     // perfbot could not start it
 )
 
 // RunRecord is one finished run and its samples.
 type RunRecord struct {
 	RunKey
-	Status     string
+	Status     RunStatus
 	Reason     string // for failed runs: why, in one line
 	CPU        int    // the CPU it was pinned to, -1 when not pinned
 	Started    time.Time
@@ -103,8 +116,9 @@ type RunRecord struct {
 	// commits with the same Index are interleaved pairs only when they
 	// share a Session ("" for runs stored before sessions were recorded).
 	Session string
-	// Machine names the benchmark machine that took the run ("" for runs
-	// stored before machines were recorded).
+	// Machine identifies the benchmark machine that took the run (""
+	// for runs stored before machines were recorded). Runs of two
+	// commits are paired only when they share Machine, Session and Index.
 	Machine string
 	// Values holds every metric value read from the run, the builtin
 	// resource metrics included. A metric may have several values per run
@@ -116,6 +130,13 @@ type RunRecord struct {
 type Sample struct {
 	Run   int // RunKey.Index
 	Value float64
+	// Session and Machine are the RunRecord.Session and RunRecord.Machine
+	// of the run the value is from, so that a caller can pair samples of
+	// two commits by (Machine, Session, Run) without reading the runs.
+	// Both are "" for runs stored before they were recorded, and in
+	// samples that did not come from the store.
+	Session string
+	Machine string
 }
 
 // MetricInfo describes one metric of a job: its name, unit and which
@@ -144,6 +165,9 @@ type Store struct {
 	db   *sql.DB // readers; read transactions are deferred snapshots
 	wdb  *sql.DB // the one writer connection; transactions BEGIN IMMEDIATE
 
+	created bool   // Open initialised a new database
+	notice  string // see Notice
+
 	// mu guards metrics, a cache of committed metric rows per job key.
 	// Metric rows are never deleted or changed, so a cached row stays
 	// valid whoever else writes the database.
@@ -161,20 +185,30 @@ type metricRow struct {
 // Open opens the .perfbot folder dir, creating it, its results folder and
 // its database when missing, and migrates an older database to the current
 // schema. It fails with a clear error naming the database file when the
-// file is not a perfbot database or was written by a newer perfbot
-// ([ErrNewerSchema]).
+// file is not a perfbot database ([ErrNotPerfbot]), was written by a newer
+// perfbot ([ErrNewerSchema]) or is corrupt ([ErrCorrupt]; the file is left
+// as it is), and naming the folder or file that cannot be written when the
+// store is read-only ([ErrReadOnly]).
+//
+// An empty (0-byte) database file is taken as a new store: see
+// [Store.Created] and [Store.Notice].
 func Open(dir string) (*Store, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
 	}
+	path := filepath.Join(abs, DBName)
+	if err := checkWritable(abs, path); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Join(abs, ResultsDir), 0o777); err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
 	}
-	path := filepath.Join(abs, DBName)
-	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+	fi, err := os.Stat(path)
+	if err == nil && !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("store: open %s: not a regular file", path)
 	}
+	wasEmpty := err == nil && fi.Size() == 0
 
 	s := &Store{dir: abs, path: path, metrics: make(map[string]map[string]metricRow)}
 	s.wdb, err = sql.Open("sqlite", dsn(path, "&_txlock=immediate"))
@@ -184,9 +218,17 @@ func Open(dir string) (*Store, error) {
 	// One writer connection: writes from this process queue in database/sql
 	// rather than spinning in SQLite's busy handler.
 	s.wdb.SetMaxOpenConns(1)
-	if err := migrate(context.Background(), s.wdb, path); err != nil {
+	if s.created, err = migrate(context.Background(), s.wdb, path); err != nil {
 		s.wdb.Close()
+		if bad := badStore(path, "open", err); bad != nil {
+			return nil, bad
+		}
 		return nil, err
+	}
+	// Another process may have created the file and be initialising it:
+	// only the Open that initialised the database reports it was empty.
+	if s.created && wasEmpty {
+		s.notice = fmt.Sprintf("store %s was empty (0 bytes): initialised a new store in it", path)
 	}
 	s.db, err = sql.Open("sqlite", dsn(path, ""))
 	if err != nil {
@@ -195,10 +237,27 @@ func Open(dir string) (*Store, error) {
 	}
 	if err := s.db.Ping(); err != nil {
 		s.Close()
+		if bad := badStore(path, "open", err); bad != nil {
+			return nil, bad
+		}
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	return s, nil
 }
+
+// Created reports whether Open initialised a new, empty database: the
+// database file did not exist or was empty (0 bytes). It is false when the
+// database existed, even at an older schema version, and when another
+// process opening the same folder at the same time initialised it.
+func (s *Store) Created() bool { return s.created }
+
+// Notice returns one line about the store that the caller should show its
+// user, or "" when there is nothing to say. The store itself prints
+// nothing. Today the only notice is that the database file was empty
+// (0 bytes), as a full disk or an interrupted copy leaves it, and Open
+// initialised a new store in it: whatever was measured before is not in
+// it.
+func (s *Store) Notice() string { return s.notice }
 
 // dsn is the modernc.org/sqlite data source name for the database at path:
 // WAL journal, full fsync at every commit (a returned PutRun survives a
@@ -237,16 +296,26 @@ func (s *Store) Path() string { return s.path }
 func (s *Store) write(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
 	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("store: %s: %w", what, err)
+		return s.fail(what, err)
 	}
 	defer tx.Rollback()
 	if err := fn(tx); err != nil {
-		return fmt.Errorf("store: %s: %w", what, err)
+		return s.fail(what, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: %s: commit: %w", what, err)
+		return s.fail(what+": commit", err)
 	}
 	return nil
+}
+
+// fail returns the error of a read or write that failed with err while
+// doing what: [ErrCorrupt] or [ErrReadOnly] with what to do, when it is
+// one of those, else err with what.
+func (s *Store) fail(what string, err error) error {
+	if bad := badStore(s.path, what, err); bad != nil {
+		return bad
+	}
+	return fmt.Errorf("store: %s: %w", what, err)
 }
 
 // read runs fn in one read transaction, a consistent snapshot of the
@@ -254,11 +323,11 @@ func (s *Store) write(ctx context.Context, what string, fn func(tx *sql.Tx) erro
 func (s *Store) read(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return fmt.Errorf("store: %s: %w", what, err)
+		return s.fail(what, err)
 	}
 	defer tx.Rollback()
 	if err := fn(tx); err != nil {
-		return fmt.Errorf("store: %s: %w", what, err)
+		return s.fail(what, err)
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package store_test
 import (
 	"bufio"
 	"database/sql"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -115,131 +114,6 @@ func TestReopen(t *testing.T) {
 	s3 := open(t, dir)
 	if runs, err := s3.Runs(ctx, "j", "c", ""); err != nil || len(runs) != 2 || runs[1].Values[0].Value != 1.5 {
 		t.Errorf("after reopening, Runs = %+v, %v; want 2 runs", runs, err)
-	}
-}
-
-// TestMigrateFromVersion1 builds a database at schema version 1 with one
-// build in it, then opens it with the current code.
-func TestMigrateFromVersion1(t *testing.T) {
-	t.Parallel()
-	ctx := t.Context()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "perfbot.db")
-	db, err := sql.Open("sqlite", store.DSN(path, ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := store.MigrateTo(ctx, db, path, 1); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`INSERT INTO builds (build_key, commit_hash, variant, status, artifact_dir, log_path, error, started_unix_ns, duration_ns)
-		VALUES ('b1', 'c1', '', 'ok', '/a', '/l', '', 1700000000000000000, 5000000000)`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`PRAGMA user_version`); err != nil {
-		t.Fatal(err)
-	}
-	var version int
-	if err := db.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil || version != 1 {
-		t.Fatalf("built database has version %d, %v; want 1", version, err)
-	}
-	if _, err := db.Exec(`SELECT 1 FROM states`); err == nil {
-		t.Fatal("schema version 1 already has the states table")
-	}
-	db.Close()
-
-	s := open(t, dir)
-	b, err := s.GetBuild(ctx, "b1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b.Commit != "c1" || b.Duration != 5*time.Second || !b.Started.Equal(time.Unix(1700000000, 0)) {
-		t.Errorf("migrated build = %+v", b)
-	}
-	if err := s.PutState(ctx, "bisect", "k", []byte("x")); err != nil {
-		t.Errorf("PutState after migrating: %v", err)
-	}
-	db, err = sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil || version != store.SchemaVersion {
-		t.Errorf("migrated database has version %d, %v; want %d", version, err, store.SchemaVersion)
-	}
-}
-
-func TestNewerSchemaRejected(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	s := open(t, dir)
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "perfbot.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, store.SchemaVersion+1)); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	_, err = store.Open(dir)
-	if !errors.Is(err, store.ErrNewerSchema) {
-		t.Fatalf("Open of a newer database = %v, want ErrNewerSchema", err)
-	}
-	for _, want := range []string{path, "newer", fmt.Sprint(store.SchemaVersion + 1)} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q does not mention %q", err, want)
-		}
-	}
-}
-
-func TestBadDatabaseFile(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name  string
-		setup func(t *testing.T, path string)
-		want  string
-	}{
-		{"garbage", func(t *testing.T, path string) {
-			garbage := []byte(strings.Repeat("this is not a SQLite database\n", 200))
-			if err := os.WriteFile(path, garbage, 0o666); err != nil {
-				t.Fatal(err)
-			}
-		}, "not a database"},
-		{"other program's database", func(t *testing.T, path string) {
-			db, err := sql.Open("sqlite", path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			if _, err := db.Exec(`CREATE TABLE notes (x TEXT)`); err != nil {
-				t.Fatal(err)
-			}
-		}, "not a perfbot database"},
-		{"directory", func(t *testing.T, path string) {
-			if err := os.Mkdir(path, 0o777); err != nil {
-				t.Fatal(err)
-			}
-		}, "not a regular file"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			dir := t.TempDir()
-			path := filepath.Join(dir, "perfbot.db")
-			tt.setup(t, path)
-			s, err := store.Open(dir)
-			if err == nil {
-				s.Close()
-				t.Fatal("Open succeeded")
-			}
-			if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("Open error %q does not name %s and say %q", err, path, tt.want)
-			}
-		})
 	}
 }
 

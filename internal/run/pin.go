@@ -3,7 +3,6 @@ package run
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -105,14 +104,4 @@ func onPinnedThread(cpu int, f func(pin func(cpu int) error) error) error {
 		errc <- err
 	}()
 	return <-errc
-}
-
-// startPinned starts cmd with the affinity of only cpu (cpu < 0: as is).
-// The child is forked from the calling OS thread, so it inherits that
-// thread's mask, and its descendants inherit it from the child.
-func startPinned(cmd *exec.Cmd, cpu int) error {
-	if cpu < 0 {
-		return cmd.Start()
-	}
-	return onPinnedThread(cpu, func(func(int) error) error { return cmd.Start() })
 }

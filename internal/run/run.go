@@ -1,16 +1,24 @@
-// Package run executes one benchmark run: a fresh process in its own process
-// group, optionally pinned to a CPU, killed as a group at its timeout, with
-// stdout and stderr written to files and its resource usage measured. It also
-// plans the interleaved order of runs across commits and finds the quietest
-// CPU.
+// Package run executes one benchmark run (or build): a fresh process in its
+// own process group, optionally pinned to a CPU, killed as a group at its
+// timeout, with stdout and stderr written to files and its resource usage
+// measured, under a supervisor process that kills everything the run
+// started, setsid'd descendants included, when the run ends or perfbot dies
+// (even of kill -9). It also plans the interleaved order of runs across
+// commits and finds the quietest CPU.
+//
+// The supervisor is the program itself executed again: this package's init
+// function turns the process into one when it was started as such (see
+// reaper.go), in perfbot and in any test binary that links the package.
 package run
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -57,30 +65,43 @@ type Result struct {
 // The process starts in s.Dir with s.Env (nil: perfbot's own environment, to
 // which os/exec adds PWD=s.Dir), stdin from /dev/null, stdout and stderr to
 // the files named by the spec, in a process group of its own. When s.CPU >= 0
-// it is pinned to that CPU: Exec narrows the affinity of its own OS thread
-// to the CPU just while forking, so the child and everything it starts
-// inherit the mask; perfbot's other threads are not affected.
+// it is pinned to that CPU: the supervisor (below) narrows the affinity of
+// its forking thread to the CPU just while forking sh, so sh and everything
+// it starts inherit the mask; perfbot's threads are not affected.
 //
-// At s.Timeout (zero: no timeout) the whole process group is killed and
-// TimedOut is set; when ctx ends first the group is killed the same way,
-// Canceled is set and the returned error wraps ctx.Err(). See
-// Spec.KillGrace for SIGTERM before SIGKILL. When sh exits, any member of its
-// group still alive (a background child) is killed with SIGKILL, so nothing
-// started by the run outlives it. A process that left the group (setsid,
-// setpgid) escapes this.
+// sh is not perfbot's child but that of a supervisor: perfbot executed again
+// as "perfbot-reaper", a child subreaper (PR_SET_CHILD_SUBREAPER), so that
+// every descendant of the run stays its descendant, even one that calls
+// setsid or whose parent exits. When sh exits, the supervisor kills every
+// descendant left (its process group at once, then all the others with
+// SIGKILL, found through /proc) and reaps them before Exec returns: nothing
+// started by the run outlives it. When perfbot dies, even of SIGKILL, the
+// supervisor sees its end of a socket pair close and does the same before it
+// exits; and the first Exec of a perfbot waits (up to a minute, then fails)
+// while the supervisor of a killed perfbot is still at it, so a resumed
+// perfbot never measures beside what a killed one left.
 //
-// Usage.Wall is the monotonic time from just before the fork to the exit of
-// sh. User, Sys and MaxRSSKiB come from the rusage of sh when it is reaped,
-// which covers sh and every descendant that was waited for (directly or
-// through its waited-for parents). They do not cover background processes
-// that were still running when sh exited (those were killed, not waited
-// for). MaxRSSKiB is the largest resident set of any single process in that
-// tree, not the sum of processes that ran at the same time.
+// At s.Timeout (zero: no timeout; counted from the start of sh) the whole
+// process group is killed and TimedOut is set; when ctx ends first the group
+// is killed the same way, Canceled is set and the returned error wraps
+// ctx.Err(). See Spec.KillGrace for SIGTERM before SIGKILL. Either way every
+// other descendant is killed when sh has exited.
+//
+// Usage.Wall is the monotonic time, taken by the supervisor, from just
+// before the fork of sh to the exit of sh: the supervisor's own start (an
+// exec of perfbot, 2-3 ms, see docs/benchmarks.md) is not in it. User, Sys and
+// MaxRSSKiB come from the rusage of sh when it is reaped, which covers sh and
+// every descendant that was waited for (directly or through its waited-for
+// parents). They do not cover background processes that were still running
+// when sh exited (those were killed, not waited for by sh), nor the
+// supervisor. MaxRSSKiB is the largest resident set of any single process in
+// that tree, not the sum of processes that ran at the same time.
 //
 // A command that runs and fails (non-zero exit, killed by a signal, timed
 // out) is not an error: see the Result. The error is for perfbot's side: a
-// bad spec, a log file that cannot be created, sh that cannot be started, a
-// CPU that cannot be pinned to, or cancellation.
+// bad spec, a log file that cannot be created, sh or its supervisor that
+// cannot be started, a CPU that cannot be pinned to, leftover processes that
+// cannot be killed, or cancellation.
 func Exec(ctx context.Context, s Spec) (Result, error) {
 	res := Result{ExitCode: -1}
 	if err := s.check(); err != nil {
@@ -88,6 +109,10 @@ func Exec(ctx context.Context, s Spec) (Result, error) {
 	}
 	if err := ctx.Err(); err != nil {
 		res.Canceled = true
+		return res, fmt.Errorf("%s: not started: %w", s.what(), err)
+	}
+	if err := awaitOrphans(ctx); err != nil {
+		res.Canceled = ctx.Err() != nil
 		return res, fmt.Errorf("%s: not started: %w", s.what(), err)
 	}
 
@@ -105,72 +130,98 @@ func Exec(ctx context.Context, s Spec) (Result, error) {
 		defer stderr.Close()
 	}
 
-	cmd := exec.Command("sh", "-c", s.Command)
-	cmd.Dir = s.Dir
-	cmd.Env = s.Env
-	cmd.Stdout = stdout
-	cmd.Stderr = stderr
-	// Pdeathsig: if perfbot itself dies (SIGKILL), the kernel kills the
-	// shell too, so a benchmark does not run on, pinned, beside the resumed
-	// measurement. (It is tied to the OS thread that started the child;
-	// Go keeps such threads alive, see pin.go.) Grandchildren that outlive
-	// the shell are left to the process-group kill of a live perfbot.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// sh is looked up in perfbot's PATH, and gets the environment os/exec
+	// would give it.
+	sh := exec.Command("sh")
+	if sh.Err != nil {
+		return res, fmt.Errorf("%s: cannot start sh: %w", s.what(), sh.Err)
+	}
+	sh.Dir, sh.Env = s.Dir, s.Env
+	spec := &reaperSpec{
+		Sh: sh.Path, Command: s.Command, Dir: s.Dir, Env: sh.Environ(),
+		CPU: s.CPU, Timeout: s.Timeout, KillGrace: s.KillGrace,
+	}
 
 	res.Started = time.Now()
-	if err := startPinned(cmd, s.CPU); err != nil {
-		return res, fmt.Errorf("%s: cannot start sh: %w", s.what(), err)
+	rep, err := supervised(ctx, spec, stdout, stderr)
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", s.what(), err)
 	}
-	pid := cmd.Process.Pid
-	res.PID = pid
-
-	// Wait for the exit without reaping, so that the process group ID
-	// cannot be reused before the leftovers of the group are killed.
-	exited := make(chan error, 1)
-	go func() { exited <- waitExited(pid) }()
-
-	var timeout <-chan time.Time
-	if s.Timeout > 0 {
-		t := time.NewTimer(s.Timeout - time.Since(res.Started))
-		defer t.Stop()
-		timeout = t.C
+	if rep.StartErr != "" {
+		return res, fmt.Errorf("%s: cannot start sh: %s", s.what(), rep.StartErr)
 	}
-	var waitErr error
-	select {
-	case waitErr = <-exited:
-	case <-timeout:
-		res.TimedOut, waitErr = stopGroup(pid, s.KillGrace, exited)
-	case <-ctx.Done():
-		res.Canceled, waitErr = stopGroup(pid, s.KillGrace, exited)
-	}
-	res.Usage.Wall = time.Since(res.Started)
-	// Background children must not outlive the run. ESRCH (nobody left)
-	// is the common case. If waitid failed (it does not on Linux >= 2.6.9)
-	// sh may still run: the whole group goes, and the run is an error.
-	_ = unix.Kill(-pid, unix.SIGKILL)
-
-	err = cmd.Wait()
-	var exitErr *exec.ExitError
-	if err != nil && !errors.As(err, &exitErr) {
-		return res, fmt.Errorf("%s: waiting for sh: %w", s.what(), err)
-	}
-	if waitErr != nil {
-		return res, fmt.Errorf("%s: waiting for sh: %w", s.what(), waitErr)
-	}
-	ps := cmd.ProcessState
-	res.ExitCode = ps.ExitCode()
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	res.PID = rep.PID
+	res.Started = time.Unix(0, rep.Started)
+	res.TimedOut, res.Canceled = rep.TimedOut, rep.Canceled
+	res.Usage.Wall = rep.Wall
+	res.Usage.User, res.Usage.Sys, res.Usage.MaxRSSKiB = rep.User, rep.Sys, rep.MaxRSSKiB
+	ws := syscall.WaitStatus(rep.Status)
+	switch {
+	case ws.Exited():
+		res.ExitCode = ws.ExitStatus()
+	case ws.Signaled():
 		res.Signal = ws.Signal().String()
 	}
-	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-		res.Usage.User = time.Duration(ru.Utime.Nano())
-		res.Usage.Sys = time.Duration(ru.Stime.Nano())
-		res.Usage.MaxRSSKiB = ru.Maxrss // kilobytes on Linux
+	if rep.Err != "" {
+		return res, fmt.Errorf("%s: %s", s.what(), rep.Err)
 	}
 	if res.Canceled {
 		return res, fmt.Errorf("%s: canceled: %w", s.what(), ctx.Err())
 	}
 	return res, nil
+}
+
+// supervised starts the supervisor of a run (see Exec and reaper.go), hands
+// it the run, tells it when ctx ends, and returns its report once it has
+// exited, which it does when everything of the run is gone.
+func supervised(ctx context.Context, spec *reaperSpec, stdout, stderr *os.File) (*reaperReport, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("cannot start sh: socket pair for its supervisor: %w", err)
+	}
+	_ = unix.SetNonblock(fds[0], true)
+	ours, theirs := os.NewFile(uintptr(fds[0]), "perfbot-reaper"), os.NewFile(uintptr(fds[1]), "perfbot")
+	defer ours.Close()
+	cmd := &exec.Cmd{
+		Path:       "/proc/self/exe",
+		Args:       []string{reaperArg0, strconv.Itoa(os.Getpid())},
+		Env:        append(os.Environ(), reaperEnv+"=1"),
+		Stdout:     stdout,
+		Stderr:     stderr,
+		ExtraFiles: []*os.File{theirs},
+		// Its own group: a ^C on perfbot's terminal goes to perfbot only,
+		// which stops the run through ctx. No Pdeathsig: the supervisor
+		// must outlive perfbot to kill what the run left; it learns of
+		// perfbot's death from the socket.
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	err = cmd.Start()
+	theirs.Close()
+	if err != nil {
+		return nil, fmt.Errorf("cannot start sh: starting its supervisor: %w", err)
+	}
+	// Errors here show as a missing report: the supervisor exits at EOF.
+	if err := writeSpec(ours, spec); err != nil {
+		ours.Close()
+	}
+	reply := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(ours)
+		reply <- b
+	}()
+	var b []byte
+	select {
+	case b = <-reply:
+	case <-ctx.Done():
+		_, _ = ours.Write([]byte{ctlCancel})
+		b = <-reply
+	}
+	werr := cmd.Wait()
+	var rep reaperReport
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return nil, fmt.Errorf("the run's supervisor failed (%v) without a report", werr)
+	}
+	return &rep, nil
 }
 
 // check reports what is wrong with a spec.
@@ -214,39 +265,4 @@ func (s *Spec) dir() string {
 // what names the run in errors.
 func (s *Spec) what() string {
 	return fmt.Sprintf("run %q in %s", s.Command, s.dir())
-}
-
-// waitExited blocks until process pid has exited, leaving it unreaped.
-func waitExited(pid int) error {
-	for {
-		var info unix.Siginfo
-		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if err != unix.EINTR {
-			return err
-		}
-	}
-}
-
-// stopGroup kills the process group pgid (SIGTERM first when grace > 0) and
-// waits for its leader to exit. It reports whether it had to: a leader that
-// exited just as the timeout or cancellation came was not stopped.
-func stopGroup(pgid int, grace time.Duration, exited <-chan error) (bool, error) {
-	select {
-	case err := <-exited:
-		return false, err
-	default:
-	}
-	if grace > 0 {
-		_ = unix.Kill(-pgid, unix.SIGTERM)
-		t := time.NewTimer(grace)
-		defer t.Stop()
-		select {
-		case err := <-exited:
-			return true, err
-		case <-t.C:
-		}
-	}
-	_ = unix.Kill(-pgid, unix.SIGKILL)
-	err := <-exited
-	return true, err
 }

@@ -42,6 +42,8 @@ func TestMain(m *testing.M) {
 		}
 		fmt.Println(len(b))
 		os.Exit(0)
+	case "perfbot":
+		helperPerfbot()
 	}
 	os.Exit(3)
 }

@@ -75,6 +75,20 @@ func values(rs []RunValue) []float64 {
 
 // pairs returns the figures of runs present on both sides, matched by Pair.
 func pairs(a, b []RunValue) (x, y []float64) {
+	// The common case, the same runs on both sides in the same order,
+	// needs no map.
+	if len(a) == len(b) {
+		same := true
+		for i := range a {
+			if a[i].Pair != b[i].Pair {
+				same = false
+				break
+			}
+		}
+		if same {
+			return values(a), values(b)
+		}
+	}
 	bi := make(map[Pair]float64, len(b))
 	for _, r := range b {
 		bi[r.Pair] = r.Value

@@ -99,13 +99,19 @@ func readLayout(ctx context.Context, st *store.Store, jobKey string, src Source,
 	if err != nil {
 		return err
 	}
-	pair := map[int]Pair{}
+	// The pair of each selected run, by run number (numbers are small and
+	// dense: a slice, not a map, on this path that sees every sample).
+	maxIdx := 0
+	for _, r := range recs {
+		maxIdx = max(maxIdx, r.Index)
+	}
+	pair := make([]*Pair, maxIdx+1)
 	for _, r := range recs {
 		round, ok := src.Round(r.Index)
 		if !ok {
 			continue
 		}
-		pair[r.Index] = Pair{Machine: r.Machine, Session: r.Session, Round: round, Layout: k}
+		pair[r.Index] = &Pair{Machine: r.Machine, Session: r.Session, Round: round, Layout: k}
 		col.Runs++
 		if r.Status != store.RunOK {
 			col.Failed++
@@ -117,11 +123,16 @@ func readLayout(ctx context.Context, st *store.Store, jobKey string, src Source,
 		return err
 	}
 	for name, xs := range ss[src.Commit.Hash] {
+		dst := out[name]
+		if dst == nil {
+			dst = make([]Sample, 0, len(xs))
+		}
 		for _, x := range xs {
-			if p, ok := pair[x.Run]; ok {
-				out[name] = append(out[name], Sample{Pair: p, Value: x.Value})
+			if x.Run < len(pair) && pair[x.Run] != nil {
+				dst = append(dst, Sample{Pair: *pair[x.Run], Value: x.Value})
 			}
 		}
+		out[name] = dst
 	}
 	return nil
 }

@@ -230,15 +230,12 @@ func bisectJob(ctx context.Context, a *app, cmd *cobra.Command, f bisectFlags, j
 	}
 	spec := bisect.Speculation(f.speculate)
 	if f.speculate == "auto" {
-		spec = bisect.SpeculateNone
-		if cpu >= 0 && len(runner.Allowed()) >= 2 {
-			spec = bisect.SpeculateBuild
-		}
+		spec = bisect.AutoSpeculation(cpu, len(runner.Allowed()))
 	}
 
 	// The saved state of the same bisection, if any.
-	key := bisect.StateKey(j, good.Hash, bad.Hash, ref.Name, variants, fmt.Sprintf("improvement %v alpha %v effect %v runs %d %d %d %d fixed %d",
-		f.improvement, f.alpha, f.effect, f.endRuns, f.stepRuns, f.maxRuns, f.checkRuns, f.fixed))
+	key := bisect.StateKey(j, good.Hash, bad.Hash, ref.Name, variants, bisect.Settings{Improvement: f.improvement,
+		Alpha: f.alpha, EffectPct: f.effect, EndRuns: f.endRuns, StepRuns: f.stepRuns, MaxRuns: f.maxRuns, CheckRuns: f.checkRuns, Fixed: f.fixed})
 	resume, err := bisect.LoadState(ctx, s.Store, key, f.restart)
 	if err != nil {
 		return err
@@ -286,9 +283,9 @@ func bisectJob(ctx context.Context, a *app, cmd *cobra.Command, f bisectFlags, j
 	r := &report.BisectReport{Result: res, Job: j.Name, Repo: j.Repo, Params: j.Params, Mode: string(mode), ModeDetail: detail,
 		Command: reproduce(cmd, []string{jobFile}, map[string]string{"good": good.Short(), "bad": bad.Short(), "metric": ref.Name})}
 	if res.Culprit != nil && res.Check != nil {
-		r.Table, err = bisectTable(ctx, a, s.Store, j, res, variants)
-		if err != nil {
-			return err
+		if r.Table, err = bisectTable(ctx, a, s.Store, j, res, variants); err != nil {
+			// The report stands without its table.
+			res.Notes = append(res.Notes, "the check's table cannot be shown: "+err.Error())
 		}
 	}
 	if err := report.WriteBisect(a.stdout, r, f.format); err != nil {

@@ -78,7 +78,16 @@ yourself afterwards; demo prints the commands.`,
 				fmt.Fprintf(a.stdout, "\nperfbot triage %.12s %.12s (%s):\n\n", base.Hash, text.Hash, text.Subject)
 				tf := defaultTriageFlags()
 				tf.cpu = f.cpu
-				err := triageJob(ctx, a, newTriageCmd(a), tf, repo.JobFile, base.Hash, text.Hash)
+				// The triage command of this perfbot, so that the report's
+				// "to reproduce" line is a whole perfbot command line.
+				tc, _, err := cmd.Root().Find([]string{"triage"})
+				if err != nil {
+					return err
+				}
+				if tf.cpu != "" {
+					_ = tc.Flags().Set("cpu", tf.cpu)
+				}
+				err = triageJob(ctx, a, tc, tf, repo.JobFile, base.Hash, text.Hash)
 				var coded interface{ ExitCode() int }
 				if err != nil && !errors.Is(err, errRegression) && !errors.As(err, &coded) {
 					return err

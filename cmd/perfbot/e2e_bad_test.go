@@ -16,6 +16,7 @@ func TestCompareBadInput(t *testing.T) {
 	r := newGitRepo(t)
 	base := r.Commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
 	broken := r.Commit("break the build", map[string]string{"bench.c": "int main( {\n"})
+	second := r.Commit("mend the build", map[string]string{"bench.c": benchC(1, "base")})
 
 	t.Run("malformed YAML", func(t *testing.T) {
 		job := writeJob(t, "repo: "+r.Dir+"\nbuild:\n  command: make\n   artifacts: [x]\n")
@@ -38,6 +39,13 @@ func TestCompareBadInput(t *testing.T) {
 			t.Errorf("exit %d, stderr %q: want exit 2 naming job.yaml:13, the field and the unknown builtin", code, errOut)
 		}
 	})
+	t.Run("same commit twice", func(t *testing.T) {
+		job := writeJob(t, jobYAML(r.Dir, 3, "./bench 1000"))
+		code, _, errOut := perfbot(t, "compare", "--cpu", "none", job, base, base+"^{commit}")
+		if code != exitError || !strings.Contains(errOut, "given twice") {
+			t.Errorf("exit %d, stderr %q: want exit 2: the same commit twice would share its runs", code, errOut)
+		}
+	})
 	t.Run("unknown revision", func(t *testing.T) {
 		job := writeJob(t, jobYAML(r.Dir, 3, "./bench 1000"))
 		code, _, errOut := perfbot(t, "compare", job, base, "no-such-branch")
@@ -55,7 +63,7 @@ func TestCompareBadInput(t *testing.T) {
 	})
 	t.Run("metric missing", func(t *testing.T) {
 		job := writeJob(t, jobYAML(r.Dir, 3, "echo garbage; echo work_ms=notanumber"))
-		code, _, errOut := perfbot(t, "compare", "--cpu", "none", job, base, base+"^{commit}")
+		code, _, errOut := perfbot(t, "compare", "--cpu", "none", job, base, second)
 		if code != exitError || !strings.Contains(errOut, "3 of 3 runs failed") || !strings.Contains(errOut, "no run succeeded") {
 			t.Errorf("exit %d, stderr:\n%s\nwant exit 2 with every failed run reported", code, errOut)
 		}
@@ -71,11 +79,12 @@ func TestCompareBadInput(t *testing.T) {
 func TestCompareTimeoutLeavesNothing(t *testing.T) {
 	r := newGitRepo(t)
 	base := r.Commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
+	next := r.Commit("no-op", map[string]string{"README": "x\n"})
 	marker := "perfbot-hang-" + filepath.Base(t.TempDir())
 	// The marker rides as $0 of the inner shells, so /proc shows it.
 	job := writeJob(t, strings.Replace(jobYAML(r.Dir, 3, `sh -c 'sleep 300; :' `+marker+` & sh -c 'sleep 301; :' `+marker+`; wait`), "timeout: 60s", "timeout: 1s", 1))
 	start := time.Now()
-	code, _, errOut := perfbot(t, "compare", "--cpu", "none", job, base, base)
+	code, _, errOut := perfbot(t, "compare", "--cpu", "none", job, base, next)
 	if time.Since(start) > 60*time.Second {
 		t.Errorf("compare took %v: the timeout did not kill the runs", time.Since(start))
 	}

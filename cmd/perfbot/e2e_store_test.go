@@ -13,10 +13,11 @@ import (
 func TestCompareRelativeStore(t *testing.T) {
 	r := newGitRepo(t)
 	base := r.Commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
+	next := r.Commit("no-op", map[string]string{"README": "x\n"})
 	job := writeJob(t, jobYAML(r.Dir, 3, "./bench 1000"))
 	cwd := t.TempDir()
 	t.Chdir(cwd)
-	code, _, errOut := perfbot(t, "compare", "--cpu", "none", "--store", "st", job, base, base+"^{commit}")
+	code, _, errOut := perfbot(t, "compare", "--cpu", "none", "--store", "st", job, base, next)
 	if code == exitError {
 		t.Fatalf("exit %d:\n%s", code, errOut)
 	}

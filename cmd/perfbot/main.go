@@ -118,7 +118,7 @@ func (a *app) waitf(holder string) {
 // open opens the measuring session of a job and shows what the store has
 // to say about itself (a new database in an empty file).
 func (a *app) open(ctx context.Context, j *job.Job, storeDir string) (*measure.Session, error) {
-	s, err := measure.Open(ctx, j, storeDir)
+	s, err := measure.Open(ctx, j, storeDir, a.waitf)
 	if err == nil && s.Store.Notice() != "" {
 		a.logf("%s", s.Store.Notice())
 	}

@@ -9,6 +9,11 @@ import (
 	"github.com/perfbot/perfbot/internal/job"
 )
 
+// once are flags that act on one invocation and must not be repeated: a
+// printed command with --restart would throw away the finished state it
+// reproduces.
+var once = map[string]bool{"restart": true}
+
 // reproduce is the command line that repeats cmd: "perfbot", the command's
 // path, args, then every flag that was set on the command line with its
 // value, and the flags of set (resolved values, such as commit hashes for
@@ -16,7 +21,11 @@ import (
 // the shell.
 func reproduce(cmd *cobra.Command, args []string, set map[string]string) string {
 	vals := map[string]string{}
-	cmd.Flags().Visit(func(f *pflag.Flag) { vals[f.Name] = f.Value.String() })
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if !once[f.Name] {
+			vals[f.Name] = f.Value.String()
+		}
+	})
 	for k, v := range set {
 		vals[k] = v
 	}

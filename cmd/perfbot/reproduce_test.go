@@ -15,7 +15,7 @@ func TestReproduceEveryFlag(t *testing.T) {
 	a := &app{stdout: io.Discard, stderr: io.Discard}
 	cmd := newBisectCmd(a)
 	args := []string{"--good", "v1", "--bad", "HEAD", "--job", "size=4k", "--alpha", "0.05", "--effect", "3",
-		"--runs", "12", "--knobs", "go", "--layouts", "6", "--store", "/tmp/my store", "--seed", "7", "--improvement", "--layout-robust", "sweep"}
+		"--runs", "12", "--knobs", "go", "--layouts", "6", "--store", "/tmp/my store", "--seed", "7", "--improvement", "--layout-robust", "sweep", "--restart"}
 	if err := cmd.ParseFlags(args); err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestReproduceEveryFlag(t *testing.T) {
 			t.Errorf("reproduce line %q lacks %q", got, want)
 		}
 	}
-	if strings.Contains(got, "HEAD") || strings.Contains(got, "--format") {
-		t.Errorf("reproduce line %q: want resolved revisions and no flags that were not set", got)
+	if strings.Contains(got, "HEAD") || strings.Contains(got, "--format") || strings.Contains(got, "--restart") {
+		t.Errorf("reproduce line %q: want resolved revisions, no flags that were not set, and no --restart", got)
 	}
 }

@@ -38,7 +38,7 @@ func (b *bisector) land(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	st.CheckFrom = [2]int{ss[0].runs(), ss[1].runs()}
+	st.CheckFrom = [2]int{ss[0].maxIndex(), ss[1].maxIndex()}
 	st.Phase = PhaseCheck
 	return nil
 }
@@ -49,7 +49,7 @@ func (b *bisector) check(ctx context.Context) error {
 	p, c := *r.Parent, *r.Culprit
 	n := b.opt.CheckRuns
 	for {
-		ss, err := b.measure(ctx, []Request{{Commit: p, Runs: st.CheckFrom[0] + n}, {Commit: c, Runs: st.CheckFrom[1] + n}})
+		ss, err := b.measure(ctx, []Request{{Commit: p, Runs: st.CheckFrom[0] + n, From: st.CheckFrom[0]}, {Commit: c, Runs: st.CheckFrom[1] + n, From: st.CheckFrom[1]}})
 		if err != nil {
 			return err
 		}

@@ -111,6 +111,16 @@ func TestStoreMeasurer(t *testing.T) {
 	if b.Taken != 0 || b.Built != 0 {
 		t.Errorf("second Measure took %d runs, %d builds; want none", b.Taken, b.Built)
 	}
+	// Runs 0 only reads what is stored (the landing step before the
+	// check); From asks for fresh runs after the stored ones.
+	b, err = m.Measure(ctx, []Request{{Commit: d.good}, {Commit: d.path[len(d.path)-1]}})
+	if err != nil || b.Taken != 0 || b.Samples[0].runs() != 4 {
+		t.Errorf("read-only Measure took %d runs (err %v), good has %d; want none taken and 4", b.Taken, err, b.Samples[0].runs())
+	}
+	b, err = m.Measure(ctx, []Request{{Commit: d.good, Runs: 6, From: 4}, {Commit: d.path[len(d.path)-1], Runs: 4, From: 2}})
+	if err != nil || b.Taken != 4 || b.Samples[0].maxIndex() != 6 || b.Samples[1].maxIndex() != 4 {
+		t.Errorf("fresh runs: took %d (err %v), highest runs %d and %d; want 4, 6 and 4", b.Taken, err, b.Samples[0].maxIndex(), b.Samples[1].maxIndex())
+	}
 	// Prefetch builds ahead; Measure then finds the build cached.
 	m.Prefetch(ctx, []gitrev.Commit{d.path[2]})
 	m.Wait()

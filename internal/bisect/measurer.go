@@ -183,7 +183,11 @@ func (m *StoreMeasurer) Measure(ctx context.Context, reqs []Request) (*Batch, er
 	var targets []measure.Target
 	for _, r := range reqs {
 		for _, v := range m.Variants {
-			targets = append(targets, measure.Target{Commit: r.Commit, Variant: v, Runs: r.Runs})
+			runs := r.Runs
+			if runs <= 0 {
+				runs = -1 // only built and read
+			}
+			targets = append(targets, measure.Target{Commit: r.Commit, Variant: v, Runs: runs, From: r.From})
 		}
 	}
 	out, err := measure.Measure(ctx, m.Job, targets, measure.Options{

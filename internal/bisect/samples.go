@@ -37,7 +37,12 @@ type Prefetcher interface {
 // Request asks for Runs runs per layout of one commit.
 type Request struct {
 	Commit gitrev.Commit
-	Runs   int
+	// Runs is how many runs (per layout) to have stored, run numbers
+	// From+1..Runs; 0 takes none (only what is stored is read).
+	Runs int
+	// From leaves run numbers up to From alone: the check asks for fresh
+	// runs after the highest one stored.
+	From int
 }
 
 // Batch is what one Measure call found and did.
@@ -63,6 +68,17 @@ type Value struct {
 	OK     bool    // false for failed runs (crash, timeout, missing metric)
 	Value  float64 // the metric (the median of the run's values); 0 when !OK
 	Reason string  // why it failed
+}
+
+// maxIndex is the highest run number stored under any layout.
+func (s Samples) maxIndex() int {
+	n := 0
+	for _, l := range s.Layouts {
+		for _, v := range l {
+			n = max(n, v.Index)
+		}
+	}
+	return n
 }
 
 // runs is the number of runs stored per layout (the fewest of any layout).

@@ -62,10 +62,36 @@ func (m Mode) Variants(preset knobs.Preset, layouts int) ([]job.Variant, string,
 	return []job.Variant{{}}, "", nil
 }
 
+// Settings are the values, as the user gave them (0 for a default), that
+// change a bisection's decisions besides its job, ends, metric and
+// layouts.
+type Settings struct {
+	Improvement                           bool
+	Alpha, EffectPct                      float64
+	EndRuns, StepRuns, MaxRuns, CheckRuns int
+	Fixed                                 int
+}
+
+// String is the settings' part of a state key. It must not change: saved
+// bisections are found by it.
+func (s Settings) String() string {
+	return fmt.Sprintf("improvement %v alpha %v effect %v runs %d %d %d %d fixed %d",
+		s.Improvement, s.Alpha, s.EffectPct, s.EndRuns, s.StepRuns, s.MaxRuns, s.CheckRuns, s.Fixed)
+}
+
+// AutoSpeculation is what --speculate auto means on this machine: build
+// the next candidates ahead when runs are pinned (cpu >= 0) and another
+// CPU is free for the builds.
+func AutoSpeculation(cpu, allowedCPUs int) Speculation {
+	if cpu >= 0 && allowedCPUs >= 2 {
+		return SpeculateBuild
+	}
+	return SpeculateNone
+}
+
 // StateKey names a bisection in the store by everything that changes its
-// decisions: the job, the ends, the metric, the layouts and the settings
-// (a printable description of them, such as the flags).
-func StateKey(j *job.Job, good, bad, metricName string, variants []job.Variant, settings string) string {
+// decisions: the job, the ends, the metric, the layouts and the settings.
+func StateKey(j *job.Job, good, bad, metricName string, variants []job.Variant, settings Settings) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "bisect v1\njob %s\ngood %s\nbad %s\nmetric %q\n", j.Key(), good, bad, metricName)
 	for _, v := range variants {

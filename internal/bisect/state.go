@@ -35,8 +35,10 @@ type State struct {
 	// (Lo, Hi]; Lo = -1 is the good commit.
 	Lo, Hi int    `json:"-"`
 	LoHi   [2]int `json:"lo_hi"`
-	// CheckFrom holds the runs stored (per layout) of parent and culprit
-	// when the check began; the check's runs are the ones after.
+	// CheckFrom holds the highest run number stored (under any layout)
+	// of parent and culprit when the check began; the check's runs are
+	// the ones after. (Before the run numbers of compare's whole rounds
+	// could leave gaps it held the count, the same number without gaps.)
 	CheckFrom [2]int `json:"check_from"`
 	// Retests counts the re-tests after unconfirmed checks.
 	Retests int `json:"retests"`

@@ -11,8 +11,9 @@ import (
 // MetricRef is a metric name resolved against a job: how runs store it,
 // which direction is better, and whether that is known before any run.
 type MetricRef struct {
-	// Name is the name runs store the metric under (builtins by their lkp
-	// names: "wall" is "time.elapsed_time").
+	// Name is the name runs store the metric under: a metric's own name
+	// (also a named builtin's), builtins otherwise by their lkp names
+	// ("wall" is "time.elapsed_time").
 	Name string
 	// Better is the direction the job file declares (lower by default);
 	// 0 for a member of a family (Go benchmarks, regexes with a "name"
@@ -41,7 +42,7 @@ func (j *Job) ResolveMetric(name string) (MetricRef, error) {
 		}
 		name = s.Name
 		if name == "" && s.Kind == metric.KindBuiltin {
-			name = s.Builtin
+			name, _ = metric.CanonicalBuiltin(s.Builtin)
 		}
 	}
 	for _, s := range j.Metrics {
@@ -49,9 +50,6 @@ func (j *Job) ResolveMetric(name string) (MetricRef, error) {
 			b := s.Better
 			if b == 0 {
 				b = metric.LowerIsBetter
-			}
-			if s.Kind == metric.KindBuiltin {
-				name, _ = metric.CanonicalBuiltin(s.Builtin)
 			}
 			return MetricRef{Name: name, Better: b}, nil
 		}

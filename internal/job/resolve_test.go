@@ -19,6 +19,7 @@ metrics:
   - {name: ops, regex: 'ops: (?P<value>[0-9.]+)', better: higher}
   - {name: go, gobench: true}
   - {name: lat, regex: '(?P<name>\w+) p99 (?P<value>[0-9.]+)', better: lower}
+  - {name: elapsed, builtin: wall}
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -36,8 +37,9 @@ metrics:
 		{name: "time.user_time", want: "time.user_time", better: metric.LowerIsBetter},
 		{name: "go.Sort/n=10.sec/op", want: "go.Sort/n=10.sec/op", family: true},
 		{name: "lat.get", want: "lat.get", family: true},
-		{name: "text", err: "does not produce it"}, // a prefix of text_ms is not text_ms
-		{name: "latency", err: "produces text_ms, ops, go.*, lat.*"},
+		{name: "elapsed", want: "elapsed", better: metric.LowerIsBetter}, // a named builtin keeps its name
+		{name: "text", err: "does not produce it"},                       // a prefix of text_ms is not text_ms
+		{name: "latency", err: "produces text_ms, ops, go.*, lat.*, elapsed"},
 	} {
 		ref, err := j.ResolveMetric(tc.name)
 		if tc.err != "" {

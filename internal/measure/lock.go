@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -30,23 +31,79 @@ func MachineLockPath() string {
 	return DefaultMachineLock
 }
 
+// held is this process's hold of the machine lock: the lock is taken once
+// per process and counted, so that a measurement inside a session that
+// holds it (or a triage inside a bisection) does not wait for itself.
+var held struct {
+	sync.Mutex
+	f     *os.File
+	count int
+}
+
 // LockMachine takes the machine's measuring lock (an exclusive flock), so
-// that two perfbots never build or run at once on one machine, whatever
-// store each uses: a second benchmark or a compiler beside a run is the
-// noise perfbot exists to avoid. It waits while another process holds the
-// lock, calling wait once with the holder's description, until ctx ends.
-// The lock goes with the process: a killed perfbot never leaves it held.
+// that two perfbots never calibrate, build or run at once on one machine,
+// whatever store each uses: a second benchmark or a compiler beside a run
+// is the noise perfbot exists to avoid. It waits while another process
+// holds the lock, calling wait once with the holder's description, until
+// ctx ends. Within one process it is re-entrant: every release undoes one
+// LockMachine. The lock goes with the process: a killed perfbot never
+// leaves it held.
 func LockMachine(ctx context.Context, wait func(holder string)) (release func(), err error) {
+	held.Lock()
+	defer held.Unlock()
+	if held.count == 0 {
+		f, err := lockFile(ctx, wait)
+		if err != nil {
+			return nil, err
+		}
+		held.f = f
+	}
+	held.count++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			held.Lock()
+			defer held.Unlock()
+			if held.count--; held.count == 0 {
+				_ = held.f.Truncate(0)
+				_ = unix.Flock(int(held.f.Fd()), unix.LOCK_UN)
+				held.f.Close()
+				held.f = nil
+			}
+		})
+	}, nil
+}
+
+// openLock opens the lock file, creating it for every user when missing.
+// An existing file is opened without O_CREAT: in a sticky /tmp with
+// fs.protected_regular, O_CREAT on another user's file fails.
+func openLock(path string) (*os.File, error) {
+	for {
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if !errors.Is(err, os.ErrNotExist) {
+			return f, err
+		}
+		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, os.ErrExist) {
+			continue // another perfbot created it just now
+		}
+		if err == nil {
+			_ = f.Chmod(0o666) // every user's perfbot must open it: undo the umask
+		}
+		return f, err
+	}
+}
+
+// lockFile takes the flock of the machine's lock file, waiting for it.
+func lockFile(ctx context.Context, wait func(holder string)) (*os.File, error) {
 	path := MachineLockPath()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("machine lock %s: %w", path, err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
+	f, err := openLock(path)
 	if err != nil {
-		return nil, fmt.Errorf("machine lock %s: %w (set %s to a writable path)", path, err, MachineLockEnv)
+		return nil, fmt.Errorf("machine lock %s: %w (set %s to a path every user of this machine can write)", path, err, MachineLockEnv)
 	}
-	// Every user's perfbot must be able to open it: undo the umask.
-	_ = f.Chmod(0o666)
 	told := false
 	for {
 		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
@@ -76,9 +133,5 @@ func LockMachine(ctx context.Context, wait func(holder string)) (release func(),
 	dir, _ := os.Getwd()
 	_ = f.Truncate(0)
 	_, _ = f.WriteAt([]byte("perfbot pid "+strconv.Itoa(os.Getpid())+" in "+dir+"\n"), 0)
-	return func() {
-		_ = f.Truncate(0)
-		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
-		f.Close()
-	}, nil
+	return f, nil
 }

@@ -26,8 +26,8 @@ package measure
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand"
-	"path/filepath"
 
 	"github.com/perfbot/perfbot/internal/build"
 	"github.com/perfbot/perfbot/internal/gitrev"
@@ -44,8 +44,13 @@ type Target struct {
 	Commit  gitrev.Commit
 	Variant job.Variant
 	// Runs is the number of runs of this target to have stored (run
-	// numbers 1..Runs); 0 means Options.Runs. Ignored with WholeRounds.
+	// numbers From+1..Runs); 0 means Options.Runs, a negative number none
+	// (the target is only built and read). Ignored with WholeRounds.
 	Runs int
+	// From leaves run numbers up to From alone: a measurement of fresh
+	// runs after those already stored (a bisection's check) sets it to the
+	// highest run number stored.
+	From int
 }
 
 func (t Target) String() string {
@@ -133,6 +138,14 @@ type TargetOutcome struct {
 // error is returned only for failures of perfbot itself or an interruption
 // (ctx), after everything finished so far has been stored.
 func Measure(ctx context.Context, j *job.Job, targets []Target, opt Options) (*Outcome, error) {
+	seen := map[string]int{}
+	for i, t := range targets {
+		k := t.Commit.Hash + "\x00" + VariantID(t.Variant)
+		if first, dup := seen[k]; dup {
+			return nil, fmt.Errorf("%s is given twice (as target %d and %d): measuring one commit and variant twice would take the same runs for both", t, first+1, i+1)
+		}
+		seen[k] = i
+	}
 	m := newMeasurement(j, targets, opt)
 	if err := saveJob(ctx, opt.Store, j); err != nil {
 		return nil, err
@@ -205,10 +218,4 @@ func (o *Outcome) BuildErrors() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// RunsDir is the folder of the store that holds one folder of logs per run
-// of a target.
-func RunsDir(st *store.Store, j *job.Job, t Target) string {
-	return filepath.Dir(st.RunDir(store.RunKey{Job: j.Key(), Commit: t.Commit.Hash, Variant: VariantID(t.Variant), Index: 1}))
 }

@@ -120,11 +120,11 @@ func (m *measurement) plan(s *stored) []slot {
 				continue
 			}
 			want := t.Target.Runs
-			if want <= 0 {
+			if want == 0 {
 				want = m.runs
 			}
 			var idx []int
-			for r := 1; r <= want; r++ {
+			for r := t.Target.From + 1; r <= want; r++ {
 				rec, ok := s.byTarget[i][r]
 				if !ok || (rec.Status != store.RunOK && !m.opt.KeepFailed) {
 					idx = append(idx, r)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/perfbot/perfbot/internal/store"
 )
 
@@ -167,15 +169,61 @@ func TestExecutorPluggable(t *testing.T) {
 	}
 }
 
-// TestMachineLock: a second measurement on the machine waits for the first,
-// whatever store it uses, and is told who holds the lock.
-func TestMachineLock(t *testing.T) {
-	t.Setenv(MachineLockEnv, t.TempDir()+"/machine.lock")
-	ctx := context.Background()
-	release, err := LockMachine(ctx, nil)
+// flockHeld reports whether the lock file is flocked by someone: it tries
+// the lock through its own open file description (which conflicts with any
+// other, even in this process) and gives it back at once.
+func flockHeld(t *testing.T, path string) bool {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return true
+	}
+	_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	return false
+}
+
+// TestMachineLock: a measurement waits while another holds the machine
+// lock, whatever store it uses, and is told who holds it; within one
+// process the lock is re-entrant (a triage inside a bisection's session).
+func TestMachineLock(t *testing.T) {
+	path := t.TempDir() + "/machine.lock"
+	t.Setenv(MachineLockEnv, path)
+	ctx := context.Background()
+
+	// Re-entrant: the second hold does not wait; the lock goes with the
+	// last release.
+	r1, err := LockMachine(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := LockMachine(ctx, func(string) { t.Error("waited for itself") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1()
+	r1() // a second call of one release does nothing
+	if !flockHeld(t, path) {
+		t.Fatal("lock dropped while a hold remains")
+	}
+	r2()
+	if flockHeld(t, path) {
+		t.Fatal("lock kept after the last release")
+	}
+
+	// Another holder (another open file description, as another process
+	// has): LockMachine waits, says who, and gets the lock once it is free.
+	other, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Flock(int(other.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	other.WriteAt([]byte("perfbot pid 4242 in /elsewhere\n"), 0)
 	told := make(chan string, 1)
 	got := make(chan error, 1)
 	go func() {
@@ -187,24 +235,55 @@ func TestMachineLock(t *testing.T) {
 	}()
 	select {
 	case h := <-told:
-		if !strings.Contains(h, "pid") {
-			t.Errorf("holder %q does not name the pid", h)
+		if !strings.Contains(h, "pid 4242") {
+			t.Errorf("holder %q does not name the other perfbot", h)
 		}
 	case err := <-got:
-		t.Fatalf("second lock taken while the first is held (err %v)", err)
+		t.Fatalf("lock taken while another holds it (err %v)", err)
 	case <-time.After(time.Minute):
-		t.Fatal("second lock neither waited nor returned")
+		t.Fatal("LockMachine neither waited nor returned")
 	}
-	release()
+	other.Close() // releases its flock
 	if err := <-got; err != nil {
 		t.Fatal(err)
 	}
+
 	// Cancelled while waiting: an error naming the lock.
-	release, _ = LockMachine(ctx, nil)
-	defer release()
+	other, _ = os.OpenFile(path, os.O_RDWR, 0)
+	defer other.Close()
+	unix.Flock(int(other.Fd()), unix.LOCK_EX)
 	cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
 	if _, err := LockMachine(cctx, nil); err == nil || !strings.Contains(err.Error(), "machine lock") {
 		t.Errorf("cancelled wait: err %v", err)
+	}
+}
+
+// TestTargetRuns: a target asking for no runs is only built and read; From
+// leaves the runs up to it alone; one target given twice is an error.
+func TestTargetRuns(t *testing.T) {
+	opt, targets := setup(t, "echo work_ms: VERSION.5\n")
+	j := loadJob(t, "3")
+	ctx := context.Background()
+	targets[0].Runs, targets[1].Runs = -1, -1
+	out, err := Measure(ctx, j, targets, opt)
+	if err != nil || out.Taken != 0 || out.Targets[0].Build == nil {
+		t.Fatalf("read-only targets: took %d runs (err %v), build %v", out.Taken, err, out.Targets[0].Build)
+	}
+	targets[0].Runs, targets[0].From = 5, 3
+	targets[1].Runs = -1
+	out, err = Measure(ctx, j, targets, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var idx []int
+	for _, r := range out.Targets[0].Runs {
+		idx = append(idx, r.Index)
+	}
+	if !slices.Equal(idx, []int{4, 5}) {
+		t.Errorf("From 3, Runs 5 stored runs %v, want [4 5]", idx)
+	}
+	if _, err := Measure(ctx, j, []Target{targets[0], targets[0]}, opt); err == nil || !strings.Contains(err.Error(), "given twice") {
+		t.Errorf("a target given twice: err %v", err)
 	}
 }

@@ -15,19 +15,23 @@ import (
 )
 
 // Session is what measuring one job needs: its results store (with the
-// store's lock held), its repository and a builder.
+// store's lock held), its repository and a builder, and the machine's
+// measuring lock: everything a session does (calibrating CPUs, builds in
+// the background, layout diffs, runs) is alone on the machine.
 type Session struct {
 	Store   *store.Store
 	Repo    *gitrev.Repo
 	Builder *build.Builder
-	release func()
+	release []func()
 }
 
-// Open opens the store and the repository of an atomic job and takes the
-// store's lock. storeDir "" is .perfbot next to the job file; a relative
-// one is taken from the current directory (never from the repository,
-// where the build worktrees would land in the user's tree).
-func Open(ctx context.Context, j *job.Job, storeDir string) (*Session, error) {
+// Open opens the store and the repository of an atomic job, takes the
+// store's lock (failing at once when another perfbot measures in the same
+// store) and then the machine's (waiting while another perfbot measures
+// on this machine; wait is told whom). storeDir "" is .perfbot next to the
+// job file; a relative one is taken from the current directory (never from
+// the repository, where the build worktrees would land in the user's tree).
+func Open(ctx context.Context, j *job.Job, storeDir string, wait func(holder string)) (*Session, error) {
 	if storeDir == "" {
 		storeDir = filepath.Join(filepath.Dir(j.File), ".perfbot")
 	}
@@ -49,12 +53,21 @@ func Open(ctx context.Context, j *job.Job, storeDir string) (*Session, error) {
 		st.Close()
 		return nil, err
 	}
-	return &Session{Store: st, Repo: repo, Builder: &build.Builder{Repo: repo, Store: st, Dir: storeDir}, release: release}, nil
+	machine, err := LockMachine(ctx, wait)
+	if err != nil {
+		release()
+		st.Close()
+		return nil, err
+	}
+	return &Session{Store: st, Repo: repo, Builder: &build.Builder{Repo: repo, Store: st, Dir: storeDir},
+		release: []func(){machine, release}}, nil
 }
 
-// Close releases the store's lock and closes it.
+// Close releases the locks and closes the store.
 func (s *Session) Close() {
-	s.release()
+	for _, r := range s.release {
+		r()
+	}
 	s.Store.Close()
 }
 

@@ -35,6 +35,14 @@ import (
 //	             so a run's values are one sequential read.
 //	states       opaque data of resumable sessions (bisect, triage) by
 //	             (kind, key).
+//	tested       (v5) the commits perfbot watch measured, per job and
+//	             variant: the reference commit measured in the same rounds,
+//	             the session and its rounds (JSON list of run numbers), the
+//	             cycle, and the commit's layout summary (JSON).
+//	findings     (v5) one per culprit commit: its state (untriaged,
+//	             acknowledged, dismissed) and reason, whether later cycles
+//	             withdrew it, the finding (JSON), and its mail's Message-ID
+//	             and recipients once sent.
 //
 // runs.job_key deliberately does not reference jobs: a run may be stored
 // before, or without, its job's spec.
@@ -115,11 +123,38 @@ var migrations = [][]string{
 	4: {
 		`ALTER TABLE runs ADD COLUMN machine TEXT NOT NULL DEFAULT ''`,
 	},
+	// 5: perfbot watch's history and findings.
+	5: {
+		`CREATE TABLE tested (
+			job_key        TEXT NOT NULL,
+			variant        TEXT NOT NULL,
+			commit_hash    TEXT NOT NULL,
+			branch         TEXT NOT NULL,
+			ref_commit     TEXT NOT NULL,
+			session        TEXT NOT NULL,
+			rounds         TEXT NOT NULL,
+			cycle          INTEGER NOT NULL,
+			tested_unix_ns INTEGER NOT NULL,
+			layout         TEXT NOT NULL,
+			PRIMARY KEY (job_key, variant, commit_hash)
+		) STRICT`,
+		`CREATE TABLE findings (
+			culprit         TEXT PRIMARY KEY,
+			state           TEXT NOT NULL,
+			reason          TEXT NOT NULL,
+			withdrawn       INTEGER NOT NULL,
+			data            TEXT NOT NULL,
+			message_id      TEXT NOT NULL,
+			sent_to         TEXT NOT NULL,
+			created_unix_ns INTEGER NOT NULL,
+			updated_unix_ns INTEGER NOT NULL
+		) STRICT`,
+	},
 }
 
 // SchemaVersion is the schema version this perfbot reads and writes: the
 // number of migrations.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // applicationID marks a SQLite file as a perfbot database ("pfbt").
 const applicationID = 0x70666274

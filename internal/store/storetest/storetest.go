@@ -29,6 +29,14 @@ type Store interface {
 	GetState(ctx context.Context, kind, key string) ([]byte, error)
 	DeleteState(ctx context.Context, kind, key string) error
 	StateKeys(ctx context.Context, kind string) ([]string, error)
+	PutTested(ctx context.Context, t *store.Tested) error
+	TestedCommits(ctx context.Context, job, variant string) (map[string]store.Tested, error)
+	PutFinding(ctx context.Context, culprit string, data []byte) (bool, error)
+	Finding(ctx context.Context, culprit string) (*store.FindingRecord, error)
+	Findings(ctx context.Context) ([]store.FindingRecord, error)
+	SetFindingState(ctx context.Context, culprit string, state store.FindingState, reason string) error
+	WithdrawFinding(ctx context.Context, culprit string) error
+	MarkSent(ctx context.Context, culprit, messageID string, to []string) error
 }
 
 var _ Store = (*store.Store)(nil)
@@ -52,6 +60,8 @@ func Exercise(t *testing.T, open func(t *testing.T) Store) {
 		{"Metrics", testMetrics},
 		{"State", testState},
 		{"ConcurrentReaders", testConcurrentReaders},
+		{"Tested", testTested},
+		{"Findings", testFindings},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

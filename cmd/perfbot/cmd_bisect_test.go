@@ -117,9 +117,9 @@ func TestBisectBadInput(t *testing.T) {
 // --improvement searches for that commit instead.
 func TestBisectWrongDirection(t *testing.T) {
 	g := newGitRepo(t)
-	slow := g.Commit("slow", map[string]string{"bench.c": benchC(2, "slow"), "Makefile": benchMakefile})
-	g.Commit("a comment", map[string]string{"bench.c": benchC(2, "a comment")})
-	fast := g.Commit("twice as fast", map[string]string{"bench.c": benchC(1, "fast")})
+	slow := g.Commit("slow", map[string]string{"bench.c": testutil.BenchC(2, "slow"), "Makefile": testutil.BenchMakefile})
+	g.Commit("a comment", map[string]string{"bench.c": testutil.BenchC(2, "a comment")})
+	fast := g.Commit("twice as fast", map[string]string{"bench.c": testutil.BenchC(1, "fast")})
 	jobFile := writeJob(t, jobYAML(g.Dir, 10, "./bench 400000"))
 	code, _, errOut := perfbot(t, "bisect", jobFile, "--good", slow, "--bad", fast, "--metric", "work_ms", "--cpu", "none")
 	if code != exitError || !strings.Contains(errOut, "not a regression") || !strings.Contains(errOut, "swapped") {

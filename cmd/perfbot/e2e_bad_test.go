@@ -8,15 +8,17 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/perfbot/perfbot/internal/testutil"
 )
 
 // TestCompareBadInput checks that bad input gets a clear error (exit 2)
 // naming what is wrong, and that failing runs are recorded, not dropped.
 func TestCompareBadInput(t *testing.T) {
 	r := newGitRepo(t)
-	base := r.Commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
+	base := r.Commit("base", map[string]string{"bench.c": testutil.BenchC(1, "base"), "Makefile": testutil.BenchMakefile})
 	broken := r.Commit("break the build", map[string]string{"bench.c": "int main( {\n"})
-	second := r.Commit("mend the build", map[string]string{"bench.c": benchC(1, "base")})
+	second := r.Commit("mend the build", map[string]string{"bench.c": testutil.BenchC(1, "base")})
 
 	t.Run("malformed YAML", func(t *testing.T) {
 		job := writeJob(t, "repo: "+r.Dir+"\nbuild:\n  command: make\n   artifacts: [x]\n")
@@ -78,7 +80,7 @@ func TestCompareBadInput(t *testing.T) {
 // no process of it survives.
 func TestCompareTimeoutLeavesNothing(t *testing.T) {
 	r := newGitRepo(t)
-	base := r.Commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
+	base := r.Commit("base", map[string]string{"bench.c": testutil.BenchC(1, "base"), "Makefile": testutil.BenchMakefile})
 	next := r.Commit("no-op", map[string]string{"README": "x\n"})
 	marker := "perfbot-hang-" + filepath.Base(t.TempDir())
 	// The marker rides as $0 of the inner shells, so /proc shows it.
@@ -150,8 +152,8 @@ func TestKillAndResume(t *testing.T) {
 		deadline  = 5 * time.Minute
 	)
 	r := newGitRepo(t)
-	base := r.Commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
-	next := r.Commit("comment", map[string]string{"bench.c": benchC(1, "next")})
+	base := r.Commit("base", map[string]string{"bench.c": testutil.BenchC(1, "base"), "Makefile": testutil.BenchMakefile})
+	next := r.Commit("comment", map[string]string{"bench.c": testutil.BenchC(1, "next")})
 	job := writeJob(t, jobYAML(r.Dir, runs, "./bench 4000000"))
 	bin := buildPerfbot(t)
 

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/perfbot/perfbot/internal/testutil"
 )
 
 // TestCompareRelativeStore: a relative --store is taken from the current
@@ -12,7 +14,7 @@ import (
 // landed in the user's tree and the build failed).
 func TestCompareRelativeStore(t *testing.T) {
 	r := newGitRepo(t)
-	base := r.Commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
+	base := r.Commit("base", map[string]string{"bench.c": testutil.BenchC(1, "base"), "Makefile": testutil.BenchMakefile})
 	next := r.Commit("no-op", map[string]string{"README": "x\n"})
 	job := writeJob(t, jobYAML(r.Dir, 3, "./bench 1000"))
 	cwd := t.TempDir()

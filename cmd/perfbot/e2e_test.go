@@ -26,42 +26,6 @@ func newGitRepo(t *testing.T) *testutil.GitRepo {
 	return testutil.NewGitRepo(t)
 }
 
-// benchC is a small CPU-bound benchmark: it repeats a hash loop `passes`
-// times and prints the best of five in-process timings.
-func benchC(passes int, comment string) string {
-	return fmt.Sprintf(`/* %s */
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-
-static unsigned work(unsigned n) {
-	unsigned h = 2166136261u;
-	for (int p = 0; p < %d; p++)
-		for (unsigned i = 0; i < n; i++)
-			h = (h ^ i) * 16777619u;
-	return h;
-}
-
-int main(int argc, char **argv) {
-	unsigned n = argc > 1 ? (unsigned)atoi(argv[1]) : 2000000;
-	double best = 1e30;
-	unsigned sink = 0;
-	for (int k = 0; k < 5; k++) {
-		struct timespec a, b;
-		clock_gettime(CLOCK_MONOTONIC, &a);
-		sink += work(n);
-		clock_gettime(CLOCK_MONOTONIC, &b);
-		double ms = (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6;
-		if (ms < best) best = ms;
-	}
-	printf("work_ms: %%.3f\nsink: %%u\n", best, sink);
-	return 0;
-}
-`, comment, passes)
-}
-
-const benchMakefile = "bench: bench.c\n\tgcc -O2 $(CFLAGS) -o bench bench.c\n"
-
 // jobYAML is the issue's minimum job form, pointing at the repo.
 func jobYAML(repo string, runs int, command string) string {
 	return fmt.Sprintf(`repo: %s
@@ -114,9 +78,9 @@ type jsonReport struct {
 // second compare builds and runs nothing.
 func TestCompareRegression(t *testing.T) {
 	r := newGitRepo(t)
-	base := r.Commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
-	same := r.Commit("comment only", map[string]string{"bench.c": benchC(1, "a comment changed")})
-	slow := r.Commit("do the work twice", map[string]string{"bench.c": benchC(2, "a comment changed")})
+	base := r.Commit("base", map[string]string{"bench.c": testutil.BenchC(1, "base"), "Makefile": testutil.BenchMakefile})
+	same := r.Commit("comment only", map[string]string{"bench.c": testutil.BenchC(1, "a comment changed")})
+	slow := r.Commit("do the work twice", map[string]string{"bench.c": testutil.BenchC(2, "a comment changed")})
 	jobFile := writeJob(t, jobYAML(r.Dir, 8, "./bench 3000000"))
 
 	code, out, errOut := perfbot(t, "compare", "--alpha", "0.01", jobFile, base, same, slow)
@@ -194,8 +158,8 @@ func TestLayoutDiffJob(t *testing.T) {
 // is then one document with a jobs array, csv one table with a job column.
 func TestCompareMatrix(t *testing.T) {
 	r := newGitRepo(t)
-	base := r.Commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
-	next := r.Commit("comment", map[string]string{"bench.c": benchC(1, "next")})
+	base := r.Commit("base", map[string]string{"bench.c": testutil.BenchC(1, "base"), "Makefile": testutil.BenchMakefile})
+	next := r.Commit("comment", map[string]string{"bench.c": testutil.BenchC(1, "next")})
 	jobFile := writeJob(t, jobYAML(r.Dir, 3, "./bench ${n}")+"params:\n  n: [100000, 200000]\n")
 	code, out, errOut := perfbot(t, "compare", "--cpu", "none", "--format", "json", jobFile, base, next)
 	if code == exitError {
@@ -243,8 +207,8 @@ func TestDemo(t *testing.T) {
 // from the cache without building or running anything.
 func TestGC(t *testing.T) {
 	r := newGitRepo(t)
-	base := r.Commit("base", map[string]string{"bench.c": benchC(1, "base"), "Makefile": benchMakefile})
-	next := r.Commit("comment", map[string]string{"bench.c": benchC(1, "next")})
+	base := r.Commit("base", map[string]string{"bench.c": testutil.BenchC(1, "base"), "Makefile": testutil.BenchMakefile})
+	next := r.Commit("comment", map[string]string{"bench.c": testutil.BenchC(1, "next")})
 	jobFile := writeJob(t, jobYAML(r.Dir, 3, "./bench 100000"))
 	if code, _, errOut := perfbot(t, "compare", "--cpu", "none", jobFile, base, next); code == exitError {
 		t.Fatalf("compare: %s", errOut)

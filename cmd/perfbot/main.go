@@ -101,6 +101,8 @@ or no confirmed culprit (bisect); 2 error; 3 inconclusive (triage).`,
 		newLayoutCmd(a),
 		newDemoCmd(a),
 		newGCCmd(a),
+		newWatchCmd(a),
+		newFindingsCmd(a),
 	)
 	return root
 }

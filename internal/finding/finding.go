@@ -1,0 +1,118 @@
+// Package finding is what perfbot watch reports: one finding per culprit
+// commit, with every job and metric the culprit moved, the triage verdict
+// and its evidence, and how to reproduce it. Findings are stored as JSON
+// in the results store (one source of truth, which the dashboard reads)
+// and exported by package report.
+package finding
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Finding is one culprit and what it changed.
+type Finding struct {
+	Culprit string `json:"culprit"` // full hash
+	Subject string `json:"subject"`
+	Author  string `json:"author"` // "Name <email>"
+	Parent  string `json:"parent"` // full hash of the commit it is compared with
+	Branch  string `json:"branch"`
+	Repo    string `json:"repo"`
+	// The main metric: the first one found.
+	Job      string  `json:"job"`
+	Metric   string  `json:"metric"`
+	Change   float64 `json:"change"`  // percent
+	Verdict  string  `json:"verdict"` // the triage identifier (real-regression, text-alignment, ...)
+	Sentence string  `json:"sentence"`
+	// Metrics lists every job and metric the culprit moved, the main one
+	// first.
+	Metrics []MetricChange `json:"metrics"`
+	// Params are the job's parameters.
+	Params map[string]string `json:"params,omitempty"`
+	// Table is the 0-day comparison table of parent and culprit; Triage
+	// the triage report (text); Bisect how the culprit was found.
+	Table     string    `json:"table"`
+	Triage    string    `json:"triage"`
+	Bisect    string    `json:"bisect,omitempty"`
+	Reproduce []string  `json:"reproduce"`
+	Found     time.Time `json:"found"`
+}
+
+// MetricChange is one metric the culprit moved.
+type MetricChange struct {
+	Job     string  `json:"job"`
+	Metric  string  `json:"metric"`
+	Change  float64 `json:"change"`
+	Better  string  `json:"better,omitempty"` // "lower" or "higher"
+	Verdict string  `json:"verdict"`
+}
+
+// Kind is what a finding is, for a subject line and for report policy.
+type Kind string
+
+// The kinds of findings.
+const (
+	Regression  Kind = "regression"
+	Improvement Kind = "improvement"
+	Artifact    Kind = "alignment artifact"
+	NoChange    Kind = "no change"
+	Unclear     Kind = "inconclusive change"
+)
+
+// Kind classifies the finding by its main verdict.
+func (f *Finding) Kind() Kind {
+	switch f.Verdict {
+	case "real-regression":
+		return Regression
+	case "real-improvement":
+		return Improvement
+	case "text-alignment", "data-alignment":
+		return Artifact
+	case "no-change":
+		return NoChange
+	}
+	return Unclear
+}
+
+// Reported says whether a report policy ("regressions", "changes", "all")
+// asks for this finding to be told.
+func (f *Finding) Reported(policy string) bool {
+	switch policy {
+	case "all":
+		return true
+	case "changes":
+		return f.Kind() == Regression || f.Kind() == Improvement
+	}
+	return f.Kind() == Regression
+}
+
+// Merge adds the metrics of g (the same culprit seen by another job or
+// metric) to f, one entry per job and metric.
+func (f *Finding) Merge(g *Finding) {
+	for _, m := range g.Metrics {
+		if !slices.ContainsFunc(f.Metrics, func(x MetricChange) bool { return x.Job == m.Job && x.Metric == m.Metric }) {
+			f.Metrics = append(f.Metrics, m)
+		}
+	}
+	// A real regression outranks what was found before.
+	if g.Kind() == Regression && f.Kind() != Regression {
+		f.Job, f.Metric, f.Change, f.Verdict, f.Sentence, f.Table, f.Triage = g.Job, g.Metric, g.Change, g.Verdict, g.Sentence, g.Table, g.Triage
+	}
+}
+
+// Decode reads a stored finding.
+func Decode(data []byte) (*Finding, error) {
+	var f Finding
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("stored finding: %w", err)
+	}
+	return &f, nil
+}
+
+// MessageID is the Message-ID of a finding's mail: one per culprit, so
+// that a mail sent again is recognisably the same.
+func (f *Finding) MessageID() string {
+	return fmt.Sprintf("<perfbot.%s@perfbot.invalid>", f.Culprit)
+}

@@ -1,0 +1,147 @@
+// Package history builds the history of a job's metric along a branch from
+// the commits perfbot watch tested: one point per tested commit, each step
+// measured within one session against the commit tested before it, and
+// the levels chained from those steps, so that the machine's drift between
+// sessions (up to 2x between hours on a shared host) stays out of the
+// series that change points are looked for in.
+package history
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/perfbot/perfbot/internal/compare"
+	"github.com/perfbot/perfbot/internal/gitrev"
+	"github.com/perfbot/perfbot/internal/metric"
+	"github.com/perfbot/perfbot/internal/store"
+)
+
+// Point is one tested commit of a history.
+type Point struct {
+	Commit gitrev.Commit
+	Index  int // position on the branch's first-parent list given to Build
+	// Ref is the commit its step is measured against, in the same rounds
+	// of one session: the point before when both were tested together,
+	// else the reference it was tested with ("" for the first).
+	Ref string
+	// Session is the measuring session of its rounds.
+	Session string
+	// Median is its median in its own session.
+	Median float64
+	// Step is its change against Ref in percent, measured within the
+	// session (0 for the first point or a new chain), with the interval
+	// Lo..Hi and p-value of the paired test.
+	Step, Lo, Hi, P float64
+	// Level is the chained level: the first point's median times every
+	// step since. Change points are looked for in the levels.
+	Level float64
+	// NewChain is set when the point's reference is not in the history (a
+	// force-push removed it): its level restarts at its own median.
+	NewChain bool
+}
+
+// Series is the history of one metric of one job (and variant).
+type Series struct {
+	Job     string // job key
+	Variant string
+	Metric  string
+	Unit    string
+	Better  metric.Better
+	Points  []Point
+}
+
+// Build reads the history of metric for the tested commits among commits
+// (a branch's first-parent list, oldest first); commits that were not
+// tested are skipped, so a commit no longer on the branch leaves the
+// history while its runs stay stored.
+func Build(ctx context.Context, st *store.Store, jobKey, variant, metricName string, commits []gitrev.Commit, alpha float64) (*Series, error) {
+	tested, err := st.TestedCommits(ctx, jobKey, variant)
+	if err != nil {
+		return nil, err
+	}
+	s := &Series{Job: jobKey, Variant: variant, Metric: metricName}
+	infos, err := st.Metrics(ctx, jobKey)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range infos {
+		if m.Name == metricName {
+			s.Unit, s.Better = m.Unit, m.Better
+		}
+	}
+	level := map[string]float64{}
+	var prev *store.Tested
+	for i, c := range commits {
+		t, ok := tested[c.Hash]
+		if !ok {
+			continue
+		}
+		// The step is measured against the point before when both ran in
+		// the same rounds (one cycle's new commits), else against the
+		// reference the commit was measured with.
+		ref := t.Ref
+		if prev != nil && prev.Session == t.Session {
+			ref = prev.Commit
+		}
+		p := Point{Commit: c, Index: i, Ref: ref, Session: t.Session}
+		srcs := []compare.Source{{Commit: c, Layouts: []string{variant}, Round: compare.InRounds(t.Rounds)}}
+		if ref != "" {
+			srcs = append([]compare.Source{{Commit: gitrev.Commit{Hash: ref}, Layouts: []string{variant}, Round: compare.InRounds(t.Rounds)}}, srcs...)
+		}
+		tc := t
+		prev = &tc
+		tab, err := compare.FromStore(ctx, st, jobKey, srcs, alpha)
+		if err != nil {
+			// A commit whose runs all failed has no point; its failures
+			// are in the store.
+			continue
+		}
+		row := findRow(tab, metricName)
+		if row == nil {
+			continue
+		}
+		last := row.Cells[len(row.Cells)-1]
+		p.Median = last.Summary.Median
+		refLevel, inHistory := level[ref]
+		switch {
+		case ref == "" || !inHistory || last.Delta == nil:
+			p.Level = p.Median
+			p.NewChain = ref != "" && !inHistory
+		default:
+			d := last.Delta
+			p.Step, p.P = d.Change, d.Stat.P
+			p.Lo, p.Hi = d.Stat.Lo, d.Stat.Hi
+			ratio := last.Summary.Median / row.Cells[0].Summary.Median
+			if row.Cells[0].Summary.Median == 0 || math.IsNaN(ratio) {
+				ratio = 1 + d.Change/100
+			}
+			p.Level = refLevel * ratio
+		}
+		level[c.Hash] = p.Level
+		s.Points = append(s.Points, p)
+	}
+	return s, nil
+}
+
+func findRow(t *compare.Table, name string) *compare.Row {
+	for i := range t.Rows {
+		if t.Rows[i].Metric == name {
+			return &t.Rows[i]
+		}
+	}
+	return nil
+}
+
+// Levels returns the points' levels, in order.
+func (s *Series) Levels() []float64 {
+	out := make([]float64, len(s.Points))
+	for i, p := range s.Points {
+		out[i] = p.Level
+	}
+	return out
+}
+
+func (p Point) String() string {
+	return fmt.Sprintf("%s %.4g (%+.1f%% vs %s)", p.Commit.Short(), p.Level, p.Step, gitrev.Short(p.Ref))
+}

@@ -1,0 +1,140 @@
+package watch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"time"
+
+	"github.com/perfbot/perfbot/internal/bisect"
+	"github.com/perfbot/perfbot/internal/finding"
+	"github.com/perfbot/perfbot/internal/gitrev"
+	"github.com/perfbot/perfbot/internal/history"
+	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/measure"
+	"github.com/perfbot/perfbot/internal/metric"
+	"github.com/perfbot/perfbot/internal/report"
+	"github.com/perfbot/perfbot/internal/store"
+	"github.com/perfbot/perfbot/internal/triage"
+)
+
+// changeKind is the store's state kind of handled change points: a change
+// point is bisected, triaged and reported once.
+const changeKind = "watch-change"
+
+// detect rebuilds the histories of the job's own metrics on a branch and
+// handles every change point not handled before.
+func (w *Watcher) detect(ctx context.Context, s *measure.Session, jc JobConfig, j *job.Job, branch string, list []gitrev.Commit, rep *CycleReport) error {
+	infos, err := s.Store.Metrics(ctx, j.Key())
+	if err != nil {
+		return err
+	}
+	for _, m := range infos {
+		if metric.IsBuiltin(m.Name) {
+			continue // perfbot's monitors are reported beside, not watched
+		}
+		series, err := history.Build(ctx, s.Store, j.Key(), "", m.Name, list, jc.Alpha)
+		if err != nil {
+			return err
+		}
+		for _, k := range changes(series, jc) {
+			a, b := series.Points[k-1], series.Points[k]
+			key := fmt.Sprintf("%s|%s|%s|%s", j.Key(), m.Name, a.Commit.Hash, b.Commit.Hash)
+			if _, err := s.Store.GetState(ctx, changeKind, key); err == nil {
+				continue
+			} else if !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+			w.logf("watch: %s: %s changes by %+.1f%% between %s and %s", j.Name, m.Name, 100*(b.Level/a.Level-1), a.Commit.Short(), b.Commit.Short())
+			f, err := w.explain(ctx, s, jc, j, branch, m.Name, m.Better, a.Commit, b.Commit, key)
+			if err != nil {
+				return err
+			}
+			if f != nil {
+				if err := w.record(ctx, s.Store, f, jc.Report); err != nil {
+					return err
+				}
+				rep.Findings = append(rep.Findings, f.Culprit)
+			}
+			if err := s.Store.PutState(ctx, changeKind, key, []byte(culpritOf(f))); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func culpritOf(f *finding.Finding) string {
+	if f == nil {
+		return ""
+	}
+	return f.Culprit
+}
+
+// explain finds the culprit of a change between two tested commits (the
+// later one when they are neighbours, else by bisection), triages it, and
+// returns the finding; nil when the bisection confirms no culprit.
+func (w *Watcher) explain(ctx context.Context, s *measure.Session, jc JobConfig, j *job.Job, branch, metricName string, better metric.Better,
+	a, b gitrev.Commit, key string) (*finding.Finding, error) {
+	path, err := s.Repo.FirstParentPath(ctx, a.Hash, b.Hash)
+	if err != nil {
+		return nil, err
+	}
+	parent, culprit := a, b
+	how := fmt.Sprintf("%s was the first commit tested after %s", b.Short(), a.Short())
+	if len(path) > 1 {
+		m := &bisect.StoreMeasurer{Job: j, Store: s.Store, Builder: s.Builder, Repo: s.Repo, Metric: metricName,
+			CPU: w.CPU, Progress: w.Progress, Rand: rand.New(rand.NewSource(measure.SeedOf("watch", key)))}
+		res, err := bisect.Run(ctx, bisect.Options{Measurer: m, Metric: metricName, Better: better,
+			Alpha: jc.Alpha, MinEffect: jc.Effect / 100, Save: bisect.SaveState(s.Store, "watch|"+key),
+			Log: func(l string) { w.logf("watch: bisect: %s", l) }}, a, path)
+		m.Wait()
+		if errors.Is(err, bisect.ErrNoChange) || errors.Is(err, bisect.ErrWrongDirection) {
+			w.logf("watch: %s %s..%s: %v", metricName, a.Short(), b.Short(), err)
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !res.Found() {
+			w.logf("watch: %s %s..%s: no confirmed culprit", metricName, a.Short(), b.Short())
+			return nil, nil
+		}
+		parent, culprit = *res.Parent, *res.Culprit
+		how = fmt.Sprintf("bisected %d commits between %s and %s: %d steps, %d runs; %s", len(path), a.Short(), b.Short(),
+			len(res.Steps), res.Runs, res.Check.Reason)
+	}
+	return w.triage(ctx, s, jc, j, branch, metricName, parent, culprit, how)
+}
+
+// triage triages culprit against parent and builds the finding.
+func (w *Watcher) triage(ctx context.Context, s *measure.Session, jc JobConfig, j *job.Job, branch, metricName string,
+	parent, culprit gitrev.Commit, how string) (*finding.Finding, error) {
+	var log bytes.Buffer
+	res, err := triage.Run(ctx, triage.Options{Job: j, Store: s.Store, Builder: s.Builder, CPU: w.CPU, Metric: metricName,
+		Alpha: jc.Alpha, MinEffect: jc.Effect, Progress: w.Progress, Log: &log}, parent, culprit)
+	if err != nil {
+		return nil, err
+	}
+	name, email, _ := s.Repo.Author(ctx, culprit.Hash)
+	f := &finding.Finding{Culprit: culprit.Hash, Subject: culprit.Subject, Author: fmt.Sprintf("%s <%s>", name, email),
+		Parent: parent.Hash, Branch: branch, Repo: j.Repo, Job: j.Name, Metric: metricName, Change: res.Change,
+		Verdict: string(res.Verdict), Sentence: res.Sentence, Params: j.Params, Bisect: how, Found: time.Now(),
+		Reproduce: []string{
+			fmt.Sprintf("perfbot compare %s %s %s", j.File, parent.Short(), culprit.Short()),
+			fmt.Sprintf("perfbot triage %s %s %s --metric %s", j.File, parent.Short(), culprit.Short(), metricName),
+		}}
+	f.Metrics = []finding.MetricChange{{Job: j.Name, Metric: metricName, Change: res.Change, Verdict: f.Verdict}}
+	var tr, tab bytes.Buffer
+	_ = report.WriteTriage(&tr, res, report.TriageOptions{Format: "text"})
+	f.Triage = tr.String()
+	for _, e := range res.Experiments {
+		if e.Name == triage.PlainExperiment && e.Table != nil {
+			_ = report.Write(&tab, e.Table, report.Options{Format: "ncompare", All: true})
+			f.Table = tab.String()
+		}
+	}
+	return f, nil
+}

@@ -1,0 +1,200 @@
+// Package watch is perfbot's robot: it follows the branches of the
+// repositories of a watch file's jobs, tests new commits unattended, keeps
+// a comparable history per job and metric, finds change points in it,
+// bisects each one to its culprit, triages the culprit (real or alignment
+// artifact), and records and reports one finding per culprit.
+//
+// A cycle, per job and branch:
+//
+//  1. optionally git fetch;
+//  2. choose the untested commits after the newest tested one (the test
+//     policy and the cap thin a backlog; the head is always taken);
+//  3. measure them in whole interleaved rounds together with the newest
+//     tested commit (the reference), so that every step of the history is
+//     a comparison within one session, and record each as tested;
+//  4. rebuild the histories and look for change points (package
+//     changepoint), bisect each new one between the tested commits around
+//     it, triage the culprit, and record, export and mail the finding.
+//
+// Everything measured is committed as it finishes (package measure), and
+// every decision is keyed in the store, so a killed cycle resumes and a
+// repeated one measures and reports nothing twice.
+package watch
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/perfbot/perfbot/internal/gitrev"
+	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/measure"
+	"github.com/perfbot/perfbot/internal/store"
+)
+
+// Watcher runs the cycles of one watch file.
+type Watcher struct {
+	Config *Config
+	// CPU is where runs are pinned (-1: not pinned); Calibrate, when set,
+	// chooses it per job instead.
+	CPU      int
+	Progress measure.Progress
+	Logf     func(format string, args ...any)
+	// Wait is told when another perfbot holds the machine.
+	Wait func(holder string)
+	// Now is the clock (tests set it).
+	Now func() time.Time
+}
+
+// CycleReport says what one cycle did.
+type CycleReport struct {
+	Started, Finished time.Time
+	Tested            []TestedCommit
+	Findings          []string // culprits of new or updated findings
+	Errors            []error  // per job and branch; the cycle goes on
+}
+
+// TestedCommit is one commit a cycle measured.
+type TestedCommit struct {
+	Job    string // the atomic job's name
+	Branch string
+	Commit gitrev.Commit
+	Ref    string
+}
+
+func (w *Watcher) logf(format string, args ...any) {
+	if w.Logf != nil {
+		w.Logf(format, args...)
+	}
+}
+
+// Cycle runs one cycle over every job and branch. Errors of one job or
+// branch (a build that fails, a branch that does not exist) are reported
+// in the CycleReport and do not stop the others; an interruption (ctx)
+// does.
+func (w *Watcher) Cycle(ctx context.Context) (*CycleReport, error) {
+	now := time.Now
+	if w.Now != nil {
+		now = w.Now
+	}
+	rep := &CycleReport{Started: now()}
+	cycle := rep.Started.UnixNano()
+	for _, jc := range w.Config.Jobs {
+		jobs, err := job.Load(jc.File)
+		if err != nil {
+			rep.Errors = append(rep.Errors, err)
+			continue
+		}
+		for _, j := range jobs {
+			if err := w.job(ctx, jc, j, cycle, rep); err != nil {
+				if ctx.Err() != nil {
+					return rep, err
+				}
+				rep.Errors = append(rep.Errors, fmt.Errorf("job %s: %w", j.Name, err))
+			}
+		}
+	}
+	rep.Finished = now()
+	return rep, nil
+}
+
+// job runs a cycle of one atomic job over every branch.
+func (w *Watcher) job(ctx context.Context, jc JobConfig, j *job.Job, cycle int64, rep *CycleReport) error {
+	s, err := measure.Open(ctx, j, "", w.Wait)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if w.Config.Fetch {
+		if err := s.Repo.Fetch(ctx); err != nil {
+			return fmt.Errorf("git fetch: %w", err)
+		}
+	}
+	for _, branch := range w.Config.Branches {
+		list, err := s.Repo.FirstParents(ctx, branch, 0)
+		if err != nil {
+			rep.Errors = append(rep.Errors, fmt.Errorf("job %s: branch %s: %w", j.Name, branch, err))
+			continue
+		}
+		if err := w.measureBranch(ctx, s, j, branch, list, cycle, rep); err != nil {
+			return err
+		}
+		if err := w.detect(ctx, s, jc, j, branch, list, rep); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// measureBranch tests the branch's new commits beside their reference.
+func (w *Watcher) measureBranch(ctx context.Context, s *measure.Session, j *job.Job, branch string, list []gitrev.Commit, cycle int64, rep *CycleReport) error {
+	tested, err := s.Store.TestedCommits(ctx, j.Key(), "")
+	if err != nil {
+		return err
+	}
+	done := map[string]bool{}
+	for h := range tested {
+		done[h] = true
+	}
+	sel := choose(list, done, w.Config.Test, w.Config.MaxCommits)
+	if len(sel.New) == 0 {
+		return nil
+	}
+	var targets []measure.Target
+	if sel.Ref.Hash != "" {
+		targets = append(targets, measure.Target{Commit: sel.Ref})
+	}
+	for _, c := range sel.New {
+		targets = append(targets, measure.Target{Commit: c})
+	}
+	w.logf("watch: %s on %s: testing %d new commits against %s", j.Name, branch, len(sel.New), orNone(sel.Ref.Short()))
+	out, err := measure.Measure(ctx, j, targets, measure.Options{Store: s.Store, Builder: s.Builder, CPU: w.CPU,
+		WholeRounds: true, Retry: true, Progress: w.Progress, Wait: w.Wait})
+	if err != nil {
+		return err
+	}
+	for i, t := range out.Targets {
+		if sel.Ref.Hash != "" && i == 0 {
+			continue
+		}
+		if t.BuildErr != nil {
+			w.logf("watch: %s: %s does not build: %v", j.Name, t.Target.Commit.Short(), t.BuildErr)
+		}
+		rec := &store.Tested{Job: j.Key(), Commit: t.Target.Commit.Hash, Branch: branch, Ref: sel.Ref.Hash,
+			Session: out.Session, Rounds: out.Rounds, Cycle: cycle, When: time.Now()}
+		if t.Build != nil {
+			rec.Layout = layoutSummary(t.Build, j.Build.Artifacts)
+		}
+		if err := s.Store.PutTested(ctx, rec); err != nil {
+			return err
+		}
+		rep.Tested = append(rep.Tested, TestedCommit{Job: j.Name, Branch: branch, Commit: t.Target.Commit, Ref: sel.Ref.Hash})
+	}
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "nothing (the history starts here)"
+	}
+	return s
+}
+
+// Run runs cycles every Config.Interval until ctx ends, logging each.
+func (w *Watcher) Run(ctx context.Context) error {
+	for {
+		rep, err := w.Cycle(ctx)
+		if err != nil {
+			return err
+		}
+		for _, e := range rep.Errors {
+			w.logf("watch: %v", e)
+		}
+		w.logf("watch: cycle done: %d commits tested, %d findings; next in %v", len(rep.Tested), len(rep.Findings), w.Config.Interval)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(w.Config.Interval):
+		}
+	}
+}

@@ -103,6 +103,7 @@ or no confirmed culprit (bisect); 2 error; 3 inconclusive (triage).`,
 		newGCCmd(a),
 		newWatchCmd(a),
 		newFindingsCmd(a),
+		newHistoryCmd(a),
 	)
 	return root
 }

@@ -2,11 +2,16 @@ package watch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/perfbot/perfbot/internal/finding"
+	"github.com/perfbot/perfbot/internal/gitrev"
+	"github.com/perfbot/perfbot/internal/history"
+	"github.com/perfbot/perfbot/internal/report"
 	"github.com/perfbot/perfbot/internal/store"
 )
 
@@ -81,4 +86,30 @@ func (c *Config) SetState(ctx context.Context, prefix string, state store.Findin
 	}
 	defer st.Close()
 	return match[0].Culprit, st.SetFindingState(ctx, match[0].Culprit, state, reason)
+}
+
+// Marks are the changes watch handled in a history, with their culprits'
+// verdicts, for `perfbot history`.
+func Marks(ctx context.Context, st *store.Store, s *history.Series) ([]report.HistoryMark, error) {
+	var marks []report.HistoryMark
+	for k := 1; k < len(s.Points); k++ {
+		key := fmt.Sprintf("%s|%s|%s|%s", s.Job, s.Metric, s.Points[k-1].Commit.Hash, s.Points[k].Commit.Hash)
+		data, err := st.GetState(ctx, changeKind, key)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		m := report.HistoryMark{Index: k, Culprit: gitrev.Short(string(data)), Verdict: "no confirmed culprit"}
+		if len(data) > 0 {
+			if rec, err := st.Finding(ctx, string(data)); err == nil {
+				if f, err := finding.Decode(rec.Data); err == nil {
+					m.Verdict = f.Verdict
+				}
+			}
+		}
+		marks = append(marks, m)
+	}
+	return marks, nil
 }

@@ -15,6 +15,10 @@ import (
 	"github.com/emersion/go-smtp"
 
 	"github.com/perfbot/perfbot/internal/finding"
+	"github.com/perfbot/perfbot/internal/gitrev"
+	"github.com/perfbot/perfbot/internal/history"
+	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/report"
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/testutil"
 )
@@ -168,6 +172,35 @@ report:
 	}
 	if strings.Join(m.to, ",") != "perf@example.org,test@perfbot.invalid" {
 		t.Errorf("mail went to %v, want the list and the author", m.to)
+	}
+
+	// The history: four tested commits, the step at the slowdown marked
+	// with its culprit and verdict.
+	st, err := store.Open(filepath.Join(dir, ".perfbot"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, _ := gitrev.Open(ctx, r.Dir)
+	list, _ := repo.FirstParents(ctx, "main", 0)
+	jobs, _ := job.Load(jobFile)
+	series, err := history.Build(ctx, st, jobs[0].Key(), "", "work_ms", list, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	marks, err := Marks(ctx, st, series)
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hist strings.Builder
+	if err := report.WriteHistory(&hist, series, marks, "text"); err != nil {
+		t.Fatal(err)
+	}
+	if len(series.Points) != 4 || len(marks) != 1 || marks[0].Index != 2 || !strings.Contains(hist.String(), "culprit "+slow[:12]+" real-regression") {
+		t.Errorf("history of %d points, marks %+v:\n%s", len(series.Points), marks, hist.String())
+	}
+	if lv := series.Points[2].Level / series.Points[1].Level; lv < 1.5 || lv > 2.5 {
+		t.Errorf("chained level steps by %.2fx at the slowdown, want about 2x", lv)
 	}
 
 	// Cycle 3, a new watcher as after a restart: nothing new to test,

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfbot/perfbot/internal/gitrev"
+	"github.com/perfbot/perfbot/internal/history"
+	"github.com/perfbot/perfbot/internal/report"
+	"github.com/perfbot/perfbot/internal/store"
+	"github.com/perfbot/perfbot/internal/watch"
+)
+
+func newHistoryCmd(a *app) *cobra.Command {
+	var metricName, branch, format, storeDir, jobName string
+	cmd := &cobra.Command{
+		Use:   "history JOB [--metric M] [--branch B] [--format text|json|csv]",
+		Short: "print the history perfbot watch keeps of a job's metric along a branch",
+		Long: `History prints, per commit perfbot watch tested on the branch (oldest first),
+the metric's chained level, its median in its own session, its step against
+the commit tested before it (measured within one session, with its
+interval and p-value), and the changes watch handled with their culprits
+and verdicts. It reads the store and measures nothing, so it runs beside a
+watch.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			j, err := pickJob(args[0], jobName)
+			if err != nil {
+				return err
+			}
+			ref, err := j.ResolveMetric(metricName)
+			if err != nil {
+				return fmt.Errorf("--metric %q: %w", metricName, err)
+			}
+			if storeDir == "" {
+				storeDir = filepath.Join(filepath.Dir(j.File), ".perfbot")
+			}
+			st, err := store.Open(storeDir)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			repo, err := gitrev.Open(ctx, j.Repo)
+			if err != nil {
+				return fmt.Errorf("%s: repo: %w", j.File, err)
+			}
+			list, err := repo.FirstParents(ctx, branch, 0)
+			if err != nil {
+				return fmt.Errorf("--branch %q: %w", branch, err)
+			}
+			series, err := history.Build(ctx, st, j.Key(), "", ref.Name, list, 0.01)
+			if err != nil {
+				return err
+			}
+			if len(series.Points) == 0 {
+				return fmt.Errorf("no commit of %s is tested for job %s in %s: run perfbot watch first", branch, j.Name, storeDir)
+			}
+			marks, err := watch.Marks(ctx, st, series)
+			if err != nil {
+				return err
+			}
+			return report.WriteHistory(a.stdout, series, marks, format)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&metricName, "metric", "", "the metric (default: the job's first)")
+	fl.StringVar(&branch, "branch", "HEAD", "the branch whose first-parent history to follow")
+	fl.StringVarP(&format, "format", "f", "text", "text, json or csv")
+	fl.StringVar(&storeDir, "store", "", "results store folder (default: .perfbot next to the job file)")
+	fl.StringVar(&jobName, "job", "", "the atomic job when the job file has a params matrix")
+	return cmd
+}

@@ -196,6 +196,7 @@ report:
 	if err := report.WriteHistory(&hist, series, marks, "text"); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("history:\n%s", hist.String())
 	if len(series.Points) != 4 || len(marks) != 1 || marks[0].Index != 2 || !strings.Contains(hist.String(), "culprit "+slow[:12]+" real-regression") {
 		t.Errorf("history of %d points, marks %+v:\n%s", len(series.Points), marks, hist.String())
 	}

@@ -14,10 +14,12 @@ import (
 
 	"github.com/emersion/go-smtp"
 
+	"github.com/perfbot/perfbot/internal/build"
 	"github.com/perfbot/perfbot/internal/finding"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/history"
 	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/measure"
 	"github.com/perfbot/perfbot/internal/report"
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/testutil"
@@ -141,6 +143,14 @@ report:
 	slow := r.Commit("hash twice", map[string]string{"bench.c": testutil.BenchC(2, "base")})
 	r.Commit("more docs", map[string]string{"README": "bench, twice\n"})
 
+	// Cycle 2 is killed after 5 runs (as by ^C or kill), then run again:
+	// it takes only the missing runs and reports once.
+	cctx, cancel := context.WithCancel(ctx)
+	killed := &Watcher{Config: cfg, CPU: -1, Logf: t.Logf, Progress: &cancelAfter{n: 5, cancel: cancel}}
+	if _, err := killed.Cycle(cctx); err == nil {
+		t.Fatal("a cycle cancelled in the middle returned no error")
+	}
+	cancel()
 	rep, err = w.Cycle(ctx)
 	if err != nil || len(rep.Errors) > 0 {
 		t.Fatalf("cycle 2: %v %v", err, rep.Errors)
@@ -230,5 +240,19 @@ func write(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// cancelAfter is a measure.Progress that cancels after n runs.
+type cancelAfter struct {
+	n, seen int
+	cancel  context.CancelFunc
+}
+
+func (c *cancelAfter) Building(int, int, measure.Target)                    {}
+func (c *cancelAfter) Built(int, int, measure.Target, *build.Result, error) {}
+func (c *cancelAfter) Ran(int, int, measure.Target, *store.RunRecord) {
+	if c.seen++; c.seen == c.n {
+		c.cancel()
 	}
 }

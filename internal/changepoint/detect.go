@@ -112,7 +112,7 @@ type ChangePoint struct {
 // tests its neighbours again. For a chained series each step is tested
 // against the steps around it (see the package doc).
 func Detect(s Series, opt Options) []ChangePoint {
-	opt = opt.normalized()
+	opt, s = opt.normalized(), s.filled()
 	if s.Chained {
 		return detectSteps(s, opt)
 	}

@@ -91,6 +91,8 @@ func TestDetect(t *testing.T) {
 		{desc: "0.5 % step below MinMagnitude", s: valuesOf(levels(100, []int{50}, []float64{0.005}, 0, 0.0005, 7))},
 		{desc: "0.5 % step with MinMagnitude 0", s: valuesOf(levels(100, []int{50}, []float64{0.005}, 0, 0.0005, 7)), opt: Options{MinMagnitude: -1}, want: []int{50}, chg: []float64{0.005}},
 		{desc: "empty", s: valuesOf(nil)},
+		{desc: "built by hand, without SE and weights", s: Series{Log: levels(120, []int{60}, []float64{0.10}, 0, 0.01, 2)}, want: []int{60}, chg: []float64{0.10}},
+		{desc: "chain built by hand", s: Series{Log: levels(200, []int{60}, []float64{0.10}, 0, 0.01, 8), Chained: true}, want: []int{60}, chg: []float64{0.10}},
 		{desc: "one point", s: valuesOf([]float64{0})},
 		{desc: "chain, flat", s: chainOf(levels(200, nil, nil, 0, 0.01, 8), noCI)},
 		{desc: "chain, +10 % step", s: chainOf(levels(200, []int{60}, []float64{0.10}, 0, 0.01, 8), noCI), want: []int{60}, chg: []float64{0.10}},

@@ -19,7 +19,7 @@ import "math"
 // before them as in Detect. With fewer than 3 points (steps) of history,
 // or k outside [1, s.Len()-1], it returns P = 1 and false.
 func Head(s Series, k int, opt Options) (ChangePoint, bool) {
-	opt = opt.normalized()
+	opt, s = opt.normalized(), s.filled()
 	n := s.Len()
 	none := ChangePoint{Index: max(0, n-k), P: 1, Direction: Up}
 	if k < 1 || k >= n {

@@ -31,12 +31,35 @@ type Series struct {
 	// (FromValues) or of the step into it (FromSteps; SE[0] is 0); 0 where
 	// no interval was given.
 	SE []float64
-	// Weight is each point's weight (1 where none was given).
+	// Weight is each point's weight (1 where none was given). In a series
+	// built by hand, SE and Weight may be nil.
 	Weight []float64
 	// Chained says the series integrates a chain of steps: its errors add
 	// up along the series (a random walk), so Detect and Head test steps,
 	// not segment means (see the package doc).
 	Chained bool
+}
+
+// filled returns s with SE and Weight of Log's length, as a Series built by
+// hand may lack them (missing SEs are 0, missing weights 1).
+func (s Series) filled() Series {
+	n := len(s.Log)
+	if len(s.SE) != n {
+		se := make([]float64, n)
+		copy(se, s.SE)
+		s.SE = se
+	}
+	if len(s.Weight) != n {
+		w := make([]float64, n)
+		for i := range w {
+			w[i] = 1
+			if i < len(s.Weight) {
+				w[i] = s.Weight[i]
+			}
+		}
+		s.Weight = w
+	}
+	return s
 }
 
 // Len is the number of points.

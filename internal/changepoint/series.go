@@ -15,10 +15,14 @@ type Point struct {
 	// be positive, since detection works on logarithms.
 	Value float64
 	// Lo and Hi are an optional interval around Value at the confidence
-	// given to FromValues or FromSteps (both 0: none).
+	// given to FromValues or FromSteps (both 0: none). A chain's step test
+	// uses it (a session with a wide interval is noisy); E-divisive does
+	// not: the scatter between values shows the error between sessions,
+	// which a value's own interval cannot.
 	Lo, Hi float64
-	// Weight is an optional weight of the point in segment means and tests,
-	// e.g. the number of runs behind it; 0 means 1.
+	// Weight is an optional weight of a value in E-divisive's segment means
+	// and tests and in Head's, e.g. the number of runs behind it; 0 means
+	// 1. A chain's steps are weighed by their intervals instead.
 	Weight float64
 }
 

@@ -2,18 +2,25 @@ package watch
 
 import (
 	"math"
+	"slices"
 
+	"github.com/perfbot/perfbot/internal/changepoint"
 	"github.com/perfbot/perfbot/internal/history"
 )
 
 // changes returns the indices k of the history's points that start a
-// change (between point k-1 and k), oldest first.
+// change (between point k-1 and k), oldest first. Two detectors, either
+// suffices (every candidate is confirmed by bisection's check and triaged
+// before anyone is told):
 //
-// A step is a change when its own within-session comparison says so: the
-// commit was measured in the same interleaved rounds as the commit tested
-// before it, and the paired test is significant at the job's alpha with a
-// change of at least the job's effect. This is the direct test of each new
-// head, free of the machine's drift between sessions.
+//   - the direct test of each step: the commit was measured in the same
+//     interleaved rounds as the commit before it, and their paired test
+//     is significant at the job's alpha with a change of at least the
+//     job's effect; this sees a fresh change at the head at once;
+//   - package changepoint over the chain of steps: a step that stands out
+//     of the history's own step-to-step noise (its local median and MAD,
+//     which keeps slow drift and busy sessions out) at p <= 0.001 and the
+//     job's effect.
 func changes(s *history.Series, jc JobConfig) []int {
 	var out []int
 	for k := 1; k < len(s.Points); k++ {
@@ -25,5 +32,29 @@ func changes(s *history.Series, jc JobConfig) []int {
 			out = append(out, k)
 		}
 	}
+	if len(s.Points) < 2 {
+		return out
+	}
+	steps := make([]changepoint.Point, 0, len(s.Points)-1)
+	for _, p := range s.Points[1:] {
+		st := changepoint.Point{Value: 1}
+		if !p.NewChain && p.Ref != "" {
+			st = changepoint.Point{Value: 1 + p.Step/100, Lo: 1 + p.Lo/100, Hi: 1 + p.Hi/100}
+		}
+		if st.Value <= 0 || st.Lo <= 0 || st.Hi <= 0 {
+			st = changepoint.Point{Value: math.Max(st.Value, 1e-9)}
+		}
+		steps = append(steps, st)
+	}
+	chain, err := changepoint.FromSteps(s.Points[0].Level, steps, 1-jc.Alpha)
+	if err != nil {
+		return out
+	}
+	for _, cp := range changepoint.Detect(chain, changepoint.Options{MinMagnitude: jc.Effect / 100}) {
+		if !slices.Contains(out, cp.Index) && cp.Index >= 1 && cp.Index < len(s.Points) {
+			out = append(out, cp.Index)
+		}
+	}
+	slices.Sort(out)
 	return out
 }

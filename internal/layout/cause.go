@@ -15,12 +15,13 @@ const (
 	Reordered                     // symbols changed order or section
 	SectionMoved                  // the whole section starts elsewhere
 	Realigned                     // alignment padding changed (e.g. -falign-functions)
+	Table                         // a table without symbols of its own changed size
 )
 
-var causeNames = [...]string{"added", "removed", "resized", "reordered", "section moved", "realigned"}
+var causeNames = [...]string{"added", "removed", "resized", "reordered", "section moved", "realigned", "table"}
 
 // String returns the kind in words: "added", "removed", "resized",
-// "reordered", "section moved" or "realigned".
+// "reordered", "section moved", "realigned" or "table".
 func (k CauseKind) String() string {
 	if int(k) < len(causeNames) {
 		return causeNames[k]
@@ -32,12 +33,21 @@ func (k CauseKind) String() string {
 type Cause struct {
 	Kind CauseKind
 	// Symbol is the symbol added (from B), removed (from A), resized or
-	// reordered (from B); nil for SectionMoved and Realigned.
+	// reordered (from B); nil for SectionMoved and Realigned. For a Table
+	// cause, the symbol whose export the table's change is, when known:
+	// the export entry (__ksymtab_NAME) of an Estimated one, or the
+	// removed or added symbol whose name __ksymtab_strings lost or gained.
 	Symbol *Symbol
 	// Bytes is the cause's contribution to the shift: +size for Added,
-	// -size for Removed, the size change for Resized, the section's move
-	// for SectionMoved, the rest for Realigned.
+	// -size for Removed, the size change for Resized and Table, the
+	// section's move for SectionMoved, the rest for Realigned.
 	Bytes int64
+	// Table is the table a Table cause is about, e.g. "__ksymtab_gpl".
+	Table string
+	// Estimated is true for a Table cause whose bytes are estimated rather
+	// than read: an exported symbol's name in __ksymtab_strings, which a
+	// System.map does not list.
+	Estimated bool
 	// Count is 1 for a cause about one symbol. Added and Removed causes
 	// beyond the first few of a run are summed into one cause with Symbol
 	// nil and Count symbols; a Reordered cause counts the symbols of A found
@@ -70,6 +80,12 @@ func (c Cause) String() string {
 		return fmt.Sprintf("section start moved %+d bytes", c.Bytes)
 	case c.Kind == Realigned:
 		return fmt.Sprintf("alignment padding changed (%+d bytes)", c.Bytes)
+	case c.Kind == Table && c.Estimated && c.Symbol != nil:
+		return fmt.Sprintf("the name of %s in %s (about %+d bytes)", exportedName(c.Symbol.Name), c.Table, c.Bytes)
+	case c.Kind == Table && c.Symbol != nil:
+		return fmt.Sprintf("table %s resized (%+d bytes, with the export of %s)", c.Table, c.Bytes, c.Symbol.Name)
+	case c.Kind == Table:
+		return fmt.Sprintf("table %s resized (%+d bytes)", c.Table, c.Bytes)
 	}
 	return c.Kind.String()
 }

@@ -52,8 +52,12 @@ type DiffResult struct {
 	Ranked []*Change
 	// Added are the symbols only in B, Removed those only in A.
 	Added, Removed []*Symbol
-	// Runs are the shift runs of each section of B, in address order.
+	// Runs are the shift runs of each section of B, in address order,
+	// each traced to the run whose own causes started its shift (Run.Root).
 	Runs []Run
+	// RootChanges group the runs by the change that started them, ranked:
+	// the one holding the top-ranked change first (see [RootChange]).
+	RootChanges []RootChange
 	// Shared are the pairs of writable objects that share a 64-byte line
 	// in one build only: false-sharing candidates gained or lost.
 	Shared []SharedLine
@@ -110,9 +114,11 @@ func Diff(a, b *Binary, opt DiffOptions) *DiffResult {
 	d.buildChanges(matchA, matchB)
 	d.compareSections()
 	d.findRuns(matchA, matchB)
+	d.traceRuns(matchB)
 	d.findShared()
 	d.rank(opt)
 	d.analyse(opt)
+	d.groupRoots()
 	return d
 }
 

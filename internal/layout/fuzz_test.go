@@ -34,7 +34,7 @@ func TestFuzzSeeds(t *testing.T) {
 }
 
 // FuzzRead: no input makes the reader, the diff or the padding proposal
-// panic.
+// panic, and the trace of every diff holds together.
 func FuzzRead(f *testing.F) {
 	other, err := Read(bytes.NewReader(smallELF().bytes()), int64(len(smallELF().bytes())))
 	if err != nil {
@@ -50,11 +50,15 @@ func FuzzRead(f *testing.F) {
 		}
 		for _, d := range []*DiffResult{Diff(b, b, DiffOptions{}), Diff(other, b, DiffOptions{Symbols: []string{"f"}})} {
 			_, _ = ProposePadding(d, "")
+			checkTraceInvariants(t, d)
 			for i := range d.Runs {
 				_ = d.Runs[i].Bytes()
 				for _, c := range d.Runs[i].Causes {
 					_ = c.String()
 				}
+			}
+			for k := range d.RootChanges {
+				_ = d.RootChanges[k].String()
 			}
 		}
 	})

@@ -38,6 +38,29 @@ func TestKernelSystemMapStaticKey(t *testing.T) {
 		t.Errorf("switch_mm_always_ibpb shift %d, run from %s after %v, causes %v", c.Shift(), r.First.Name(), r.Prev, r.Causes)
 	}
 
+	// The padding after srbds_off absorbs the key's shift at the
+	// 32-byte-aligned tme_activate_cpu0.1: that run names the key's run,
+	// and the "resize" of srbds_off (its size is guessed from the next
+	// address) is padding.
+	tme := changeOf(t, d, "tme_activate_cpu0.1")
+	if ar := &d.Runs[tme.Run]; tme.Shift() != 0 || !ar.Carried || ar.Root != c.Run || ar.Align != 32 || hasCause(ar, Resized, "") {
+		t.Errorf("run from tme_activate_cpu0.1: shift %d, carried %v, root %d (want %d), align %d, causes %v",
+			tme.Shift(), ar.Carried, ar.Root, c.Run, ar.Align, ar.Causes)
+	}
+	// .notes is 16 bytes nearer, not 24 as __param: __ex_table between them
+	// (its start a label A has under another name) is 16-byte aligned.
+	notes := changeOf(t, d, "__start_notes")
+	param := changeOf(t, d, "__start___param")
+	if nr := &d.Runs[notes.Run]; !nr.Carried || nr.Root != param.Run || nr.Align != 16 {
+		t.Errorf("run from __start_notes: carried %v, root %d (want %d), align %d", nr.Carried, nr.Root, param.Run, nr.Align)
+	}
+	// The key's removal is the first root change; its victims start with
+	// the top suspect.
+	if len(d.RootChanges) != 2 || d.RootChanges[0].Roots[0] != c.Run || d.RootChanges[0].Victims[0] != c {
+		t.Errorf("root changes: %s", describeRuns(d))
+	}
+	checkTraceInvariants(t, d)
+
 	// The boot-time __param entries that now straddle a line rank after
 	// the static keys, and a note says why.
 	p := changeOf(t, d, "__param_crash_kexec_post_notifiers")

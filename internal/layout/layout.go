@@ -10,9 +10,12 @@
 //     each, its shift and its offsets mod 32, 64 and 4096 in both builds,
 //     the lines it touches, the shift runs with their causes, the writable
 //     objects that gained or lost a shared cache line, and the loops of hot
-//     functions.
+//     functions. It traces every shift run to its root: a run whose shift
+//     only re-rounds the one before it (padding that absorbed or doubled
+//     it) to the run whose own change started it.
 //  3. The changes are ranked by profile hotness when a profile is given,
-//     else by how much the symbol's alignment class changed.
+//     else by how much the symbol's alignment class changed, and the root
+//     changes by their top-ranked victim.
 //  4. [ProposePadding] computes the bytes to insert so that a symbol gets
 //     back the cache-line offset it had in the first build, and writes them
 //     as an assembler file a C build can link.
@@ -20,8 +23,9 @@
 // A [Binary] holds its sections ([Section]) and symbols ([Symbol]). A
 // [DiffResult] holds a [Change] for each symbol found in both builds (with
 // a [LoopChange] for each loop when analysed), the shift runs ([Run]) with
-// the [Cause] of each, the false-sharing candidates ([SharedLine]) and the
-// ranking; a [Padding] is a restore proposal.
+// the [Cause] of each and its trace, the root changes ([RootChange]) that
+// group them, the false-sharing candidates ([SharedLine]) and the ranking;
+// a [Padding] is a restore proposal.
 //
 // Package report prints a [DiffResult] as text or JSON.
 package layout

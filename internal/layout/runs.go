@@ -19,6 +19,45 @@ type Run struct {
 	// Causes explain Jump: what was added, removed or resized between the
 	// previous run and this one, or the section moving or padding.
 	Causes []Cause
+
+	// The trace (trace.go): where the shift at the run's start came from.
+
+	// From is the index in DiffResult.Runs of the run holding the symbol
+	// just before First in B's address order, in any section: the run
+	// whose shift reached this one's start. -1 when none.
+	From int
+	// Root is the index in DiffResult.Runs of the run whose own causes
+	// started this run's shift: the run itself when its causes are real
+	// (symbols added, removed, resized or reordered, a table resized) or
+	// when nothing before explains its shift; Runs[From].Root when the
+	// run only re-rounds the shift that reached it (Carried). -1 for a run
+	// that did not move and absorbed nothing.
+	Root int
+	// Via lists the carried runs between Root and this one, in address
+	// order (Root and this run left out).
+	Via []int
+	// Carried is true when the run's shift is the shift that reached it
+	// (From's, plus any Tables) re-rounded to an alignment boundary: its
+	// causes are padding only, and Root is an earlier run. A carried run
+	// with Shift 0 is where the padding absorbed the shift.
+	Carried bool
+	lo      int32 // index of First in DiffResult.Changes
+	// Align is the boundary, in bytes, at which the shift was re-rounded
+	// on its way from From (at the first symbol, or at a label or section
+	// start before it): the smallest power of two that explains the
+	// rounding, since the addresses only bound the real alignment from
+	// above. 0 when the shift arrived unchanged or the run is not Carried.
+	Align uint64
+	// Tables are tables without symbols of their own, between From and
+	// this run, that changed size (Kind Table). For a root run, the ELF
+	// sections (such as __ksymtab_gpl and __ksymtab_strings) whose change
+	// is its cause; for a carried run, the exported names in
+	// __ksymtab_strings (Estimated) that its root's export entries imply
+	// and that a symbol map does not list.
+	Tables []Cause
+	// RootChange is the index in DiffResult.RootChanges of the root change
+	// this run belongs to, -1 when none.
+	RootChange int
 }
 
 // Bytes returns the number of bytes the run spans in B.
@@ -58,6 +97,15 @@ func (d *DiffResult) findRuns(matchA, matchB []int32) {
 			sc.alCount[i+1]++
 		}
 	}
+	// Count the runs first: a shuffled layout makes hundreds of thousands,
+	// and growing the slice would copy them all several times.
+	n := 0
+	for i := range d.Changes {
+		if c := &d.Changes[i]; i == 0 || c.B.Section != d.Changes[i-1].B.Section || c.Shift() != d.Changes[i-1].Shift() {
+			n++
+		}
+	}
+	d.Runs = make([]Run, 0, n)
 	var cur *Run
 	for i := range d.Changes {
 		c := &d.Changes[i]
@@ -72,7 +120,8 @@ func (d *DiffResult) findRuns(matchA, matchB []int32) {
 		if cur != nil && cur.Last.B.Section == c.B.Section {
 			prev = cur.Last
 		}
-		d.Runs = append(d.Runs, Run{Section: c.B.Section.Name, Shift: sh, First: c, Last: c, Count: 1})
+		d.Runs = append(d.Runs, Run{Section: c.B.Section.Name, Shift: sh, First: c, Last: c, Count: 1,
+			From: -1, Root: -1, RootChange: -1, lo: int32(i)})
 		cur = &d.Runs[len(d.Runs)-1]
 		c.Run = len(d.Runs) - 1
 		d.explain(cur, prev, sc)

@@ -15,6 +15,8 @@ type LayoutOptions struct {
 	// Runs is how many shift runs to print (default 8); runs with no
 	// shift are never printed.
 	Runs int
+	// Roots is how many root changes to print (default 5).
+	Roots int
 	// Pairs is how many false-sharing candidate pairs to print (default 6).
 	Pairs int
 	// Symbol, when set, is printed first in full detail.
@@ -38,6 +40,13 @@ func (o LayoutOptions) layoutLimits() (top, runs, pairs int) {
 	return top, runs, pairs
 }
 
+func (o LayoutOptions) rootLimit() int {
+	if o.Roots == 0 {
+		return 5
+	}
+	return o.Roots
+}
+
 // layoutCap returns n cut to limit (negative limit: no cut).
 func layoutCap(n, limit int) int {
 	if limit >= 0 && n > limit {
@@ -46,18 +55,18 @@ func layoutCap(n, limit int) int {
 	return n
 }
 
-// layoutRunOrder returns the runs that moved, those holding the top-ranked
-// changes first (in rank order), then the others largest first.
-func layoutRunOrder(d *layout.DiffResult, top int) []*layout.Run {
+// layoutRunOrder returns the runs that moved, by root change (in rank
+// order; within one, each root run followed by the runs it was carried
+// into), then any others largest first.
+func layoutRunOrder(d *layout.DiffResult) []*layout.Run {
 	var out []*layout.Run
-	seen := map[int]bool{}
-	for i, c := range d.Ranked {
-		if top >= 0 && i >= top {
-			break
-		}
-		if c.Run >= 0 && !seen[c.Run] && d.Runs[c.Run].Shift != 0 {
-			seen[c.Run] = true
-			out = append(out, &d.Runs[c.Run])
+	seen := make([]bool, len(d.Runs))
+	for k := range d.RootChanges {
+		for _, i := range d.RootChanges[k].Runs {
+			if !seen[i] && d.Runs[i].Shift != 0 {
+				seen[i] = true
+				out = append(out, &d.Runs[i])
+			}
 		}
 	}
 	var rest []*layout.Run

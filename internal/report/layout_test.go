@@ -17,11 +17,26 @@ import (
 // one and a gcc clone rename.
 func layoutSeedDiff(t *testing.T, hot bool) *layout.DiffResult {
 	t.Helper()
-	a, err := layout.Open(filepath.Join("testdata", "layout_a.map"))
+	return layoutMapDiff(t, filepath.Join("testdata", "layout_a.map"), filepath.Join("testdata", "layout_b.map"), hot)
+}
+
+// layoutDefconfigDiff diffs the synthetic kernel maps of the defconfig
+// pattern (internal/layout's defconfigLike): a 16-byte key removed from
+// .bss, the shift doubled to -32 at a 32-byte-aligned object, and its
+// export entry and name carried into read-only data as -32 too.
+func layoutDefconfigDiff(t *testing.T) *layout.DiffResult {
+	t.Helper()
+	dir := filepath.Join("..", "layout", "testdata")
+	return layoutMapDiff(t, filepath.Join(dir, "defconfig-like-A.map"), filepath.Join(dir, "defconfig-like-B.map"), false)
+}
+
+func layoutMapDiff(t *testing.T, pathA, pathB string, hot bool) *layout.DiffResult {
+	t.Helper()
+	a, err := layout.Open(pathA)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := layout.Open(filepath.Join("testdata", "layout_b.map"))
+	b, err := layout.Open(pathB)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,9 +61,13 @@ func TestLayoutGolden(t *testing.T) {
 		{"layout_seed", false, "", LayoutOptions{}},
 		{"layout_seed_profile", true, "", LayoutOptions{}},
 		{"layout_seed_pad", false, "mutex_stats", LayoutOptions{Symbol: "mutex_stats", Top: 2}},
+		{"layout_defconfig", false, "", LayoutOptions{Top: 4, Pairs: 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := layoutSeedDiff(t, tc.hot)
+			if tc.name == "layout_defconfig" {
+				d = layoutDefconfigDiff(t)
+			}
 			opt := tc.opt
 			if tc.pad != "" {
 				p, err := layout.ProposePadding(d, tc.pad)
@@ -202,5 +221,86 @@ func TestLayoutJSONFields(t *testing.T) {
 	}
 	if got.Padding.Symbol == "" || got.Padding.Bytes == 0 || !strings.Contains(got.Padding.Asm, ".skip") {
 		t.Errorf("padding %+v", got.Padding)
+	}
+}
+
+// TestLayoutDefconfigRootFirst: in the defconfig pattern the report names
+// the removed key first, as the root change and as the first shift run of
+// .bss, and every realignment run and the top suspect point to it. (Before
+// the trace, the -32 runs said only "alignment padding changed", their
+// symbols ranked first, and the key's run came after them.)
+func TestLayoutDefconfigRootFirst(t *testing.T) {
+	d := layoutDefconfigDiff(t)
+	var b bytes.Buffer
+	if err := WriteLayoutText(&b, d, LayoutOptions{Top: 3}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	roots := out[strings.Index(out, "Root changes"):strings.Index(out, "Where the shifts start")]
+	if !strings.Contains(roots, "   1. removed mds_user_clear (16 bytes), removed __ksymtab_mds_user_clear (12 bytes)") ||
+		strings.Contains(roots, "   2. ") {
+		t.Errorf("root changes:\n%s", roots)
+	}
+	runs := out[strings.Index(out, "Where the shifts start"):strings.Index(out, "Most likely to matter")]
+	lines := strings.Split(strings.TrimSpace(runs), "\n")[1:]
+	bss := -1
+	for i, l := range lines {
+		if strings.Contains(l, ".bss") {
+			bss = i
+			break
+		}
+	}
+	if bss < 0 || !strings.Contains(lines[bss], "-16  from mds_idle_clear") || !strings.Contains(lines[bss], "removed mds_user_clear (16 bytes)") {
+		t.Errorf("the first .bss run is not the key's:\n%s", runs)
+	}
+	if n := strings.Count(runs, "; root change 1: removed mds_user_clear (16 bytes)"); n != 2 {
+		t.Errorf("%d realignment runs name the root change, want 2:\n%s", n, runs)
+	}
+	top := out[strings.Index(out, "   1. "+d.Ranked[0].Name()):]
+	if !strings.Contains(top[:strings.Index(top, "\n   2. ")], "root change 1: removed mds_user_clear") {
+		t.Errorf("the top suspect does not name its root change:\n%s", top)
+	}
+
+	var js bytes.Buffer
+	if err := WriteLayoutJSON(&js, d, LayoutOptions{Runs: -1}); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		RootChanges []struct {
+			Rank   int
+			Causes []struct{ Kind, Symbol, Table string }
+			Runs   []int
+			Moved  int
+		} `json:"root_changes"`
+		Runs []struct {
+			ID         int
+			Shift      int64
+			Carried    bool
+			Root, From int
+			RootChange int `json:"root_change"`
+		}
+		Changes []struct {
+			Name       string
+			RootChange int `json:"root_change"`
+		}
+	}
+	if err := json.Unmarshal(js.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.RootChanges) != 1 || got.RootChanges[0].Moved != d.Stats.Moved || len(got.RootChanges[0].Runs) != 5 ||
+		got.RootChanges[0].Causes[0].Symbol != "mds_user_clear" {
+		t.Errorf("root_changes %+v", got.RootChanges)
+	}
+	carried := 0
+	for _, r := range got.Runs {
+		if r.RootChange != 1 || r.Carried && (r.Root == r.ID || r.From < 0) {
+			t.Errorf("run %+v", r)
+		}
+		if r.Carried && r.Shift == -32 {
+			carried++
+		}
+	}
+	if carried != 2 || got.Changes[0].RootChange != 1 {
+		t.Errorf("%d carried -32 runs, top change %+v", carried, got.Changes[0])
 	}
 }

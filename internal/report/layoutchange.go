@@ -48,7 +48,12 @@ func layoutChangeText(b *bytes.Buffer, d *layout.DiffResult, rank int, c *layout
 	if why := layoutWhy(c); why != "" {
 		fmt.Fprintf(b, "      %s", why)
 		if c.Run >= 0 && d.Runs[c.Run].Shift != 0 {
-			fmt.Fprintf(b, " (shift run from %s: %s)", d.Runs[c.Run].First.Name(), layoutCauses(d.Runs[c.Run].Causes))
+			r := &d.Runs[c.Run]
+			fmt.Fprintf(b, " (shift run from %s: %s", r.First.Name(), layoutCauses(r.Causes))
+			if r.Carried {
+				fmt.Fprintf(b, "; %s; %s", layoutCarry(d, r, false), layoutRootRef(d, r))
+			}
+			b.WriteString(")")
 		}
 		b.WriteString("\n")
 	}

@@ -57,21 +57,40 @@ func layoutBinary(b *layout.Binary) layoutBinaryJSON {
 //	stats         matched, added, removed, moved, off64_changed,
 //	              lines_changed, new_straddles, lost_straddles,
 //	              shared_gained, shared_lost
-//	runs[]        shift runs that moved, in the text report's order (those
-//	              holding top changes first, then largest): id (index among
-//	              all runs, what changes[].run refers to), section, shift,
-//	              jump (shift minus the previous run's), first, last, count,
-//	              bytes, prev (the symbol just before the run: where padding
-//	              goes), causes[] (kind: added|removed|resized|reordered|
-//	              section moved|realigned, symbol, bytes, count: 1, or
-//	              the number of symbols summed into a cause with no symbol,
-//	              text)
+//	root_changes[] the changes that started the shifts, ranked (the one
+//	              holding the top-ranked change first): rank, text,
+//	              causes[] (as in runs[]), root_runs (ids of the runs whose
+//	              own causes they are), runs (ids of every run it explains:
+//	              each root run, then the runs carried from it, including
+//	              those with shift 0 where padding absorbed it), moved
+//	              (symbols), victims (names of its ranked changes, in rank
+//	              order, cut like changes), victims_total
+//	root_changes_total all root changes (root_changes[] is cut to
+//	              LayoutOptions.Roots)
+//	runs[]        shift runs that moved, in the text report's order (by root
+//	              change, each root run followed by the runs carried from
+//	              it): id (index among all runs, what changes[].run refers
+//	              to), section, shift, jump (shift minus the previous run's),
+//	              first, last, count, bytes, prev (the symbol just before the
+//	              run: where padding goes), causes[] (kind: added|removed|
+//	              resized|reordered|section moved|realigned|table, symbol,
+//	              bytes, count: 1, or the number of symbols summed into a
+//	              cause with no symbol, text; table and estimated for a
+//	              table cause), from (id of the run whose shift reached this
+//	              one, -1: none), root (id of the run whose own causes
+//	              started its shift), via (ids of the carried runs between
+//	              root and this one), carried (its shift is from's
+//	              re-rounded: padding only), align (the boundary it was
+//	              re-rounded at), tables[] (tables without symbols between
+//	              from and this run that changed size, as causes),
+//	              root_change (rank in root_changes)
 //	runs_total    all moved runs (runs[] is cut to LayoutOptions.Runs)
 //	changes[]     ranked changes, most likely to matter first: rank, name,
 //	              kind ("func", "object"), shift, a and b (name, addr, size,
 //	              section, off32, off64, off4096, lines, straddles), hot
 //	              (profile self fraction), weight (alignment-class grade,
-//	              see layout.Weight*), score, why, run (-1: none), source,
+//	              see layout.Weight*), score, why, run (-1: none),
+//	              root_change (rank in root_changes; absent: none), source,
 //	              loops[] (index, inner, changed, a and b: start, end,
 //	              func_off, line_off, len, depth, crosses, lines, source;
 //	              null when the loop is in one build only), loops_note
@@ -100,20 +119,18 @@ func WriteLayoutJSON(w io.Writer, d *layout.DiffResult, opt LayoutOptions) error
 	for i := range d.Runs {
 		runIndex[&d.Runs[i]] = i
 	}
-	runs := layoutRunOrder(d, top)
+	out.RootChanges, out.RootsTotal = layoutRootsJSON(d, opt.rootLimit(), top), len(d.RootChanges)
+	runs := layoutRunOrder(d)
 	out.RunsTotal = len(runs)
 	for _, r := range runs[:layoutCap(len(runs), maxRuns)] {
 		rj := layoutRunJSON{ID: runIndex[r], Section: r.Section, Shift: r.Shift, Jump: r.Jump,
-			First: r.First.Name(), Last: r.Last.Name(), Count: r.Count, Bytes: r.Bytes(), Causes: []layoutCauseJSON{}}
+			First: r.First.Name(), Last: r.Last.Name(), Count: r.Count, Bytes: r.Bytes(), Causes: layoutCausesJSON(r.Causes),
+			From: r.From, Root: r.Root, Via: r.Via, Carried: r.Carried, Align: r.Align, RootChange: r.RootChange + 1}
 		if r.Prev != nil {
 			rj.Prev = r.Prev.Name
 		}
-		for _, c := range r.Causes {
-			cj := layoutCauseJSON{Kind: c.Kind.String(), Bytes: c.Bytes, Count: c.Count, Text: c.String()}
-			if c.Symbol != nil {
-				cj.Symbol = c.Symbol.Name
-			}
-			rj.Causes = append(rj.Causes, cj)
+		if len(r.Tables) > 0 {
+			rj.Tables = layoutCausesJSON(r.Tables)
 		}
 		out.Runs = append(out.Runs, rj)
 	}
@@ -121,6 +138,9 @@ func WriteLayoutJSON(w io.Writer, d *layout.DiffResult, opt LayoutOptions) error
 		cj := layoutChangeJSON{Rank: i + 1, Name: c.Name(), Kind: c.B.Kind.String(), Shift: c.Shift(),
 			A: layoutPlace(c.A), B: layoutPlace(c.B), Hot: c.Hot, Weight: c.Weight, Score: c.Score,
 			Why: layoutWhy(c), Run: c.Run, Source: c.Source, LoopsNote: c.LoopsNote}
+		if c.Run >= 0 {
+			cj.RootChange = d.Runs[c.Run].RootChange + 1
+		}
 		for j := range c.Loops {
 			l := &c.Loops[j]
 			cj.Loops = append(cj.Loops, layoutLoopJSON{Index: l.Index, Inner: l.Inner(), Changed: l.Changed(),

@@ -11,6 +11,8 @@ type (
 		Ranking     string             `json:"ranking"`
 		Profile     string             `json:"profile,omitempty"`
 		Stats       layoutStatsJSON    `json:"stats"`
+		RootChanges []layoutRootJSON   `json:"root_changes"`
+		RootsTotal  int                `json:"root_changes_total"`
 		Runs        []layoutRunJSON    `json:"runs"`
 		RunsTotal   int                `json:"runs_total"`
 		Changes     []layoutChangeJSON `json:"changes"`
@@ -56,20 +58,21 @@ type (
 		Straddles bool   `json:"straddles"`
 	}
 	layoutChangeJSON struct {
-		Rank      int              `json:"rank"`
-		Name      string           `json:"name"`
-		Kind      string           `json:"kind"`
-		Shift     int64            `json:"shift"`
-		A         layoutPlaceJSON  `json:"a"`
-		B         layoutPlaceJSON  `json:"b"`
-		Hot       float64          `json:"hot"`
-		Weight    float64          `json:"weight"`
-		Score     float64          `json:"score"`
-		Why       string           `json:"why"`
-		Run       int              `json:"run"`
-		Source    string           `json:"source,omitempty"`
-		Loops     []layoutLoopJSON `json:"loops,omitempty"`
-		LoopsNote string           `json:"loops_note,omitempty"`
+		Rank       int              `json:"rank"`
+		Name       string           `json:"name"`
+		Kind       string           `json:"kind"`
+		Shift      int64            `json:"shift"`
+		A          layoutPlaceJSON  `json:"a"`
+		B          layoutPlaceJSON  `json:"b"`
+		Hot        float64          `json:"hot"`
+		Weight     float64          `json:"weight"`
+		Score      float64          `json:"score"`
+		Why        string           `json:"why"`
+		Run        int              `json:"run"`
+		RootChange int              `json:"root_change,omitempty"`
+		Source     string           `json:"source,omitempty"`
+		Loops      []layoutLoopJSON `json:"loops,omitempty"`
+		LoopsNote  string           `json:"loops_note,omitempty"`
 	}
 	layoutLoopJSON struct {
 		Index   int                `json:"index"`
@@ -100,13 +103,34 @@ type (
 		Bytes   uint64            `json:"bytes"`
 		Prev    string            `json:"prev,omitempty"`
 		Causes  []layoutCauseJSON `json:"causes"`
+		// The trace: run ids (indices among all runs) and the root
+		// change's rank.
+		From       int               `json:"from"`
+		Root       int               `json:"root"`
+		Via        []int             `json:"via,omitempty"`
+		Carried    bool              `json:"carried"`
+		Align      uint64            `json:"align,omitempty"`
+		Tables     []layoutCauseJSON `json:"tables,omitempty"`
+		RootChange int               `json:"root_change,omitempty"`
+	}
+	layoutRootJSON struct {
+		Rank         int               `json:"rank"`
+		Text         string            `json:"text"`
+		Causes       []layoutCauseJSON `json:"causes"`
+		Roots        []int             `json:"root_runs"`
+		Runs         []int             `json:"runs"`
+		Moved        int               `json:"moved"`
+		Victims      []string          `json:"victims"`
+		VictimsTotal int               `json:"victims_total"`
 	}
 	layoutCauseJSON struct {
-		Kind   string `json:"kind"`
-		Symbol string `json:"symbol,omitempty"`
-		Bytes  int64  `json:"bytes"`
-		Count  int    `json:"count"`
-		Text   string `json:"text"`
+		Kind      string `json:"kind"`
+		Symbol    string `json:"symbol,omitempty"`
+		Bytes     int64  `json:"bytes"`
+		Count     int    `json:"count"`
+		Text      string `json:"text"`
+		Table     string `json:"table,omitempty"`
+		Estimated bool   `json:"estimated,omitempty"`
 	}
 	layoutSharedJSON struct {
 		X      string `json:"x"`

@@ -12,7 +12,9 @@ import (
 )
 
 // WriteLayoutText writes a concise human report of a layout diff: the two
-// builds, counts, the shift runs with their causes, the ranked changes
+// builds, counts, the root changes with what each moved, the shift runs
+// with their causes (and, for a run that only re-rounds an earlier
+// shift, where it was carried from), the ranked changes
 // (with loop positions for analysed functions), the false-sharing
 // candidates, notes, and the padding proposal if any.
 func WriteLayoutText(w io.Writer, d *layout.DiffResult, opt LayoutOptions) error {
@@ -36,13 +38,13 @@ func WriteLayoutText(w io.Writer, d *layout.DiffResult, opt LayoutOptions) error
 		layoutFocus(&b, d, opt.Symbol)
 	}
 
-	runs := layoutRunOrder(d, top)
+	layoutRootsText(&b, d, opt.rootLimit())
+	runs := layoutRunOrder(d)
 	if len(runs) > 0 {
-		b.WriteString("\nWhere the shifts start (shift runs and their causes; those moving the top changes first):\n")
+		b.WriteString("\nWhere the shifts start (shift runs and their causes, by root change):\n")
 		n := layoutCap(len(runs), maxRuns)
 		for _, r := range runs[:n] {
-			fmt.Fprintf(&b, "  %-10s %+6d  from %s (%s, %d bytes): %s\n",
-				r.Section, r.Shift, r.First.Name(), layoutCount(r.Count, "symbol", "symbols"), r.Bytes(), layoutCauses(r.Causes))
+			layoutRunText(&b, d, r)
 		}
 		if n < len(runs) {
 			fmt.Fprintf(&b, "  ... %d more shift runs%s\n", len(runs)-n, layoutRunSummary(runs[n:]))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,6 +40,22 @@ func TestLayoutDiffPatch(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+	code, js, errs := layoutPerfbot("layout", "diff", "--patch", repo.Dir, "--format", "json", a, b)
+	var got struct {
+		RootSymbol string `json:"root_symbol"`
+		File       string `json:"file"`
+		Anchor     string `json:"anchor"`
+		Bytes      uint64 `json:"bytes"`
+		Exact      bool   `json:"exact"`
+		Diff       string `json:"diff"`
+	}
+	if err := json.Unmarshal([]byte(js), &got); code != exitOK || err != nil {
+		t.Fatalf("--format json: exit %d, %v: %s%s", code, err, js, errs)
+	}
+	if got.RootSymbol != "mds_user_clear" || got.File != "main.c" || got.Anchor != "switch_mm_always_ibpb" ||
+		got.Bytes != 16 || !got.Exact || !strings.Contains(out, got.Diff) {
+		t.Errorf("--format json: %+v", got)
 	}
 	// B itself does not pass the check.
 	if code, out, _ := layoutPerfbot("layout", "diff", "--patch", repo.Dir, "--patch-check", b, a, b); code != 1 || !strings.Contains(out, "not restored") {

@@ -5,6 +5,7 @@ package layout
 
 import (
 	"bytes"
+	"debug/elf"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -125,6 +126,9 @@ func SourcePatchWith(old, new *Binary, root RootChange, opt PatchOptions) (*SrcP
 		sp2.From = "object files"
 	}
 	sp2.Notes = append(append(sp2.Notes, p.notes...), pl.notes...)
+	if p.removed && hasSymbol(old, "__ksymtab_"+p.root.Name) {
+		sp2.Notes = append(sp2.Notes, fmt.Sprintf("%s was exported (EXPORT_SYMBOL): the patch puts back the object, not its export, so the export tables stay shifted; an EXPORT_SYMBOL_GPL(%s) line added by hand gives them their number of entries back (the string table still differs by the names' lengths)", p.root.Name, sp2.Name))
+	}
 	sp2.Def = padDef(sp2, p, sp, pl.unoptimised(sp.file), isCXX(sp.file))
 	if sec.Exec && p.bytes < 16 {
 		sp2.Notes = append(sp2.Notes, fmt.Sprintf("%d bytes is less than a function's entry code may take (endbr64, a profiling call): check the result", p.bytes))
@@ -134,6 +138,29 @@ func SourcePatchWith(old, new *Binary, root RootChange, opt PatchOptions) (*SrcP
 	sp2.patched = insertLines(f, sp.index, ins)
 	sp2.Diff = unifiedInsert(filepath.ToSlash(sp.file), f, sp.index, ins, opt.Context)
 	return sp2, nil
+}
+
+// hasSymbol reports whether b defines name, including the empty labels
+// Open leaves out (a vmlinux has its export entries only as labels).
+func hasSymbol(b *Binary, name string) bool {
+	if len(b.Lookup(name)) > 0 {
+		return true
+	}
+	if b.Format != ELF || b.Path == "" {
+		return false
+	}
+	ef, err := elf.Open(b.Path)
+	if err != nil {
+		return false
+	}
+	defer ef.Close()
+	syms, _ := ef.Symbols()
+	for _, s := range syms {
+		if s.Name == name && s.Section != elf.SHN_UNDEF {
+			return true
+		}
+	}
+	return false
 }
 
 // padName returns the padding symbol's name for root symbol name.

@@ -138,14 +138,18 @@ func (pl *placer) siteOf(s *Symbol, tu string) site {
 }
 
 // removedTU returns the translation unit that defined the removed symbol
-// r in the old build, and r's explicit alignment when DWARF has one.
-func (pl *placer) removedTU(r *Symbol) (tu string, align uint64) {
+// r in the old build, and r's explicit alignment when DWARF has one; ""
+// without DWARF, an error when the unit's file is not in the source tree.
+func (pl *placer) removedTU(r *Symbol) (tu string, align uint64, err error) {
 	if pl.dwOld != nil {
 		if d := pl.dwOld.lookup(r); d != nil {
-			return pl.rel(d.cu.name), d.align
+			if tu = pl.rel(d.cu.name); tu == "" {
+				return "", 0, fmt.Errorf("%s was defined in %s, which is not in %s (was the file removed?)", r.Name, d.cu.name, pl.srcDir)
+			}
+			return tu, d.align, nil
 		}
 	}
-	return "", 0
+	return "", 0, nil
 }
 
 // order says how tu lays out the new build's section sec (its symbols
@@ -190,7 +194,10 @@ func (pl *placer) findSpot(p *plan) (*spot, error) {
 		tu = pl.siteOf(p.root, "").tu
 	} else {
 		var a uint64
-		tu, a = pl.removedTU(p.root)
+		var err error
+		if tu, a, err = pl.removedTU(p.root); err != nil {
+			return nil, err
+		}
 		if a > 0 && p.root.Addr%a == 0 && !p.alignGiven {
 			p.align = a
 		}

@@ -49,6 +49,10 @@ type srcCase struct {
 	anchor   string // the symbol the spot must be next to
 	after    bool
 	wantLine string // a line the definition must follow
+	other    string // other.c, when not srcOther
+	// realigned names a suspect whose shift run only realigned: the root
+	// change must be found behind it, and it must come back too.
+	realigned string
 }
 
 const bssData = `/* data.c: static keys, as in the kernel's bugs.c */
@@ -98,7 +102,29 @@ __attribute__((noinline)) long t_c(long x) { return x * x - 5; }
 long bump(void) { return t_a(1) + t_b(2) + t_c(3); }
 `
 
+// realignData ends data.c's .bss (emitted in reverse) off a 32-byte
+// boundary, so that the 16 bytes removed become 32 at other.c's 32-byte
+// aligned array: the array's run is a realignment, not the removal.
+const realignData = `char tail;
+struct static_key { long enabled; void *entries; };
+struct static_key k1;
+struct static_key k2;
+struct static_key mds_user_clear; // ONLY_A
+struct static_key k3;
+long k4;
+long bump(void) { return tail + k4; }
+`
+
+const realignOther = `float hot_x[1024];
+long o1;
+long o2;
+long hot_loop(int n) { return (long)hot_x[n & 1023] + o1 + o2; }
+`
+
 var srcCases = []srcCase{
+	{name: "bss-realigned", data: realignData, other: realignOther, flags: []string{"-O2"}, nmTypes: "bB",
+		root:   RootChange{Kind: Removed, Symbol: "mds_user_clear", Section: ".bss"},
+		anchor: "k2", after: true, realigned: "hot_x"},
 	{name: "bss", data: bssData, flags: []string{"-O2"}, nmTypes: "bB",
 		root:   RootChange{Kind: Removed, Symbol: "mds_user_clear", Section: ".bss"},
 		anchor: "switch_mm_always_ibpb", after: true, wantLine: "struct static_key switch_mm_always_ibpb;"},
@@ -174,7 +200,11 @@ func TestSourcePatchRestores(t *testing.T) {
 	for _, c := range srcCases {
 		t.Run(c.name, func(t *testing.T) {
 			repo := testutil.NewGitRepo(t)
-			files := map[string]string{"main.c": srcMain, "other.c": srcOther, "data.c": version(c.data, false, c.root.Symbol),
+			other := c.other
+			if other == "" {
+				other = srcOther
+			}
+			files := map[string]string{"main.c": srcMain, "other.c": other, "data.c": version(c.data, false, c.root.Symbol),
 				".gitignore": "*.o\n"}
 			repo.Commit("A", files)
 			dir := t.TempDir()
@@ -189,7 +219,13 @@ func TestSourcePatchRestores(t *testing.T) {
 			}
 			old, new := mustOpen(t, inA), mustOpen(t, inB)
 			d := Diff(old, new, DiffOptions{})
-			root, suspect, err := RootChangeFor(d, "")
+			if c.realigned != "" {
+				x := changeOf(t, d, c.realigned)
+				if x.Run < 0 || !hasCause(&d.Runs[x.Run], Realigned, "") || hasCause(&d.Runs[x.Run], Removed, "") {
+					t.Fatalf("%s's run is not a plain realignment: the case tests nothing", c.realigned)
+				}
+			}
+			root, suspect, err := RootChangeFor(d, c.realigned)
 			if c.root.Kind == Removed && !c.noDWARF && (err != nil || root.Symbol != c.root.Symbol || root.Kind != Removed) {
 				t.Errorf("RootChangeFor: %v, %v; want %v", root, err, c.root)
 			}
@@ -276,5 +312,45 @@ func checkNM(t *testing.T, pa, pc string, c srcCase, sp *SrcPatch) {
 	}
 	if n == 0 {
 		t.Errorf("nm: no %s symbol after the spot", c.nmTypes)
+	}
+}
+
+// TestSourcePatchErrors: a build without DWARF and without objects beside
+// the sources cannot say where a removed symbol was; a symbol in both
+// builds was not removed.
+func TestSourcePatchErrors(t *testing.T) {
+	testutil.NeedTool(t, "gcc")
+	src := t.TempDir()
+	dir := t.TempDir()
+	write := func(body string) {
+		files := map[string]string{"main.c": srcMain, "other.c": srcOther, "data.c": body}
+		for n, c := range files {
+			if err := os.WriteFile(filepath.Join(src, n), []byte(c), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	build := func(out string, g bool) *Binary {
+		args := []string{"-O2", "-o", filepath.Join(dir, out), "main.c", "data.c", "other.c"}
+		if g {
+			args = append([]string{"-g"}, args...)
+		}
+		runCmd(t, src, "gcc", args...)
+		return mustOpen(t, filepath.Join(dir, out))
+	}
+	root := RootChange{Kind: Removed, Symbol: "mds_user_clear", Section: ".bss"}
+	write(version(bssData, false, root.Symbol))
+	a := build("a", false)
+	write(version(bssData, true, root.Symbol))
+	b := build("b", false)
+	if _, err := SourcePatch(a, b, root, src); err == nil || !strings.Contains(err.Error(), "build with -g") {
+		t.Errorf("no DWARF, no objects: err %v, want one that says to build with -g", err)
+	}
+	bg := build("bg", true)
+	if _, err := SourcePatch(bg, bg, root, src); err == nil || !strings.Contains(err.Error(), "no symbol mds_user_clear in the old build") {
+		t.Errorf("symbol in neither: %v", err)
+	}
+	if _, err := SourcePatch(bg, bg, RootChange{Kind: Removed, Symbol: "counter2"}, src); err == nil || !strings.Contains(err.Error(), "not removed") {
+		t.Errorf("symbol in both: %v", err)
 	}
 }

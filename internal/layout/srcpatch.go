@@ -209,7 +209,7 @@ func planPatch(d *DiffResult, root RootChange) (*plan, error) {
 		}
 		if prev != nil {
 			p.left, p.sec = prev.B, prev.B.Section
-			if prev.Shift() != 0 || prev.A.Size != prev.B.Size {
+			if prev.Shift() != 0 || (prev.A.Size != prev.B.Size && !prev.A.SizeGuessed) {
 				p.notes = append(p.notes, fmt.Sprintf("%s, just before the spot, moved or changed size too: the addresses can come back only as far as that change allows", prev.B.Name))
 			}
 		}

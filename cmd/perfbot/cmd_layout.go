@@ -25,6 +25,8 @@ type layoutFlags struct {
 	padOut  string
 	top     int
 	runs    int
+	// Source patch (cmd_layout_patch.go):
+	patch, patchRoot, patchCheck string
 	// For two revisions of a job:
 	artifact string
 	variant  string
@@ -73,7 +75,14 @@ insert in B to give SYMBOL back its offset mod 64 from A; --pad-out DIR
 writes them as a GNU assembler file (DIR/perfbot-pad.s) to link before the
 program's objects, to prove that the layout change caused a slowdown.
 
-Exit status: 0 success, 2 error.`,
+--patch SRCDIR prints, instead of the report, a source patch for B's source
+tree SRCDIR (git apply) that restores A's layout: a definition of the right
+size and alignment at the root change's own spot (found from DWARF, so build
+with -g), so that every address after it comes back. --patch-check BUILD
+checks the build of the patched source against A.
+
+Exit status: 0 success, 1 the patched build does not have A's layout back
+(--patch-check), 2 error.`,
 		Args: cobra.RangeArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.padSet = cmd.Flags().Changed("pad")
@@ -102,6 +111,9 @@ Exit status: 0 success, 2 error.`,
 	fl.StringVar(&f.symbol, "symbol", "", "show this `SYMBOL` first, in full, with its loops")
 	fl.StringVar(&f.pad, "pad", "", "propose padding that restores `SYMBOL`'s offset mod 64 ('' for the top-ranked change)")
 	fl.StringVar(&f.padOut, "pad-out", "", "write the padding as DIR/"+padFileName)
+	fl.StringVar(&f.patch, "patch", "", "print a source patch for B's source tree `SRCDIR` that restores A's layout")
+	fl.StringVar(&f.patchRoot, "patch-root", "", "with --patch: the root change `SYMBOL` to undo (default: found from --symbol or the top change)")
+	fl.StringVar(&f.patchCheck, "patch-check", "", "with --patch: check that `BUILD`, built from the patched source, has A's layout back")
 	fl.IntVar(&f.top, "top", 0, "ranked changes to print (default 10; -1 for all)")
 	fl.IntVar(&f.runs, "runs", 0, "shift runs to print (default 8; -1 for all)")
 	fl.StringVar(&f.artifact, "artifact", "", "with a job: the artifact to diff (default: the job's first)")
@@ -159,6 +171,9 @@ func layoutDiffFiles(a *app, f layoutFlags, pathA, pathB string) error {
 	if f.format != "text" && f.format != "json" {
 		return fmt.Errorf("layout diff: unknown --format %q (want text or json)", f.format)
 	}
+	if f.patch == "" && (f.patchRoot != "" || f.patchCheck != "") {
+		return fmt.Errorf("layout diff: --patch-root and --patch-check need --patch SRCDIR")
+	}
 	var opt layout.DiffOptions
 	if f.profile != "" {
 		h, err := profile.Read(f.profile)
@@ -182,6 +197,9 @@ func layoutDiffFiles(a *app, f layoutFlags, pathA, pathB string) error {
 		return fmt.Errorf("layout diff: reading B: %w", err)
 	}
 	d := layout.Diff(ba, bb, opt)
+	if f.patch != "" {
+		return layoutSourcePatch(a, f, ba, bb, d)
+	}
 
 	ropt := report.LayoutOptions{Top: f.top, Runs: f.runs, Symbol: f.symbol}
 	if f.padSet {

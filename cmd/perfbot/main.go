@@ -104,6 +104,7 @@ or no confirmed culprit (bisect); 2 error; 3 inconclusive (triage).`,
 		newWatchCmd(a),
 		newFindingsCmd(a),
 		newHistoryCmd(a),
+		newSensitivityCmd(a),
 	)
 	return root
 }

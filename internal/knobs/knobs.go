@@ -161,7 +161,7 @@ func LookupIn(name, dir string) (Preset, error) {
 	case "rust":
 		return rustPreset{}, nil
 	case "kernel":
-		return kernelPreset{}, nil
+		return newKernel(dir)
 	case "env":
 		return envPreset{}, nil
 	case "":

@@ -317,3 +317,22 @@ func noSpaces(what, path string) error {
 	}
 	return nil
 }
+
+// Find returns the variant of preset p called name: AlignName, or one of
+// its text, data or joint layouts (text16, data32, layout2, ...); ok is
+// false when p has none of that name. "" is the plain build.
+func Find(p Preset, name string) (v job.Variant, ok bool) {
+	if name == "" {
+		return job.Variant{}, true
+	}
+	all := []job.Variant{p.ForcedAlignment()}
+	all = append(all, p.TextLayouts(MaxLayouts)...)
+	all = append(all, p.DataLayouts(MaxLayouts)...)
+	all = append(all, p.Layouts(MaxLayouts)...)
+	for _, v := range all {
+		if v.Name == name {
+			return v, true
+		}
+	}
+	return job.Variant{}, false
+}

@@ -22,11 +22,11 @@ const alignFlags = "-falign-functions=64 -falign-loops=64"
 // command line of each of the job's artifacts (the C compiler driver
 // assembles a .s file given at link time, with gcc and clang alike). So
 // any build that calls the compiler by name takes the knobs, whatever its
-// own CFLAGS and link lines. The forced-alignment flags also go into
-// CFLAGS and CXXFLAGS, for builds that call the compiler by absolute path
-// (gcc takes the last -falign-functions; both say 64). The padding does
-// not go into EXTRA_OBJS: the wrapper is its only way in, so no link is
-// padded twice.
+// own CFLAGS and link lines. Nothing goes into CFLAGS, CXXFLAGS or
+// EXTRA_OBJS: a CFLAGS in the environment replaces the defaults of
+// Makefiles that say "CFLAGS ?= -O3" (zstd, xxHash, lz4), so the
+// forced-alignment build would not be optimized; and a padding in
+// EXTRA_OBJS as well as on the wrapper's link line would be linked twice.
 type cPreset struct {
 	dir   string
 	tools []string // compiler names on PATH, wrapped
@@ -81,8 +81,6 @@ func (p *cPreset) Doc() string {
 
 func (p *cPreset) ForcedAlignment() job.Variant {
 	return job.Variant{Name: AlignName, Env: wrapEnv(map[string]string{
-		"CFLAGS":     appendTo("CFLAGS", alignFlags),
-		"CXXFLAGS":   appendTo("CXXFLAGS", alignFlags),
 		EnvFuncAlign: strconv.Itoa(ForcedAlign),
 	}, p.align)}
 }

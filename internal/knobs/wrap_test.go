@@ -232,3 +232,21 @@ func TestWrapProbesAndSharedLibraries(t *testing.T) {
 		}
 	}
 }
+
+// TestWrapKeepsMakefileDefaults: no knob sets CFLAGS, which would replace a
+// Makefile's "CFLAGS ?= -O3" (zstd, xxHash and lz4 say so) and build the
+// forced-alignment variant unoptimized.
+func TestWrapKeepsMakefileDefaults(t *testing.T) {
+	testutil.NeedTool(t, "cc", "make")
+	p := cPresetIn(t)
+	files := map[string]string{
+		"Makefile": "CFLAGS ?= -O2 -DDEFAULTS_KEPT\nprog: prog.c\n\t$(CC) $(CFLAGS) -o prog prog.c\n",
+		"prog.c":   "#ifndef DEFAULTS_KEPT\n#error the Makefile's default CFLAGS were replaced\n#endif\nint main(void) { return 0; }\n",
+	}
+	for _, v := range []job.Variant{p.ForcedAlignment(), p.TextLayouts(2)[1], p.DataLayouts(2)[1], p.Layouts(2)[1]} {
+		log := buildAt(t, t.TempDir(), files, "make", nil, v, "prog")
+		if len(WrappedLinks(log)) != 1 {
+			t.Errorf("%s: want one wrapper line:\n%s", v.Name, log)
+		}
+	}
+}

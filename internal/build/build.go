@@ -132,10 +132,16 @@ func Env(j *job.Job, commit string, v job.Variant, extra map[string]string) []st
 // (package knobs, docs/knobs.md). Builds get it; runs do not.
 const EnvArtifacts = "PERFBOT_ARTIFACTS"
 
-// ArtifactPaths returns the value of EnvArtifacts for a build in folder
-// dir: each artifact joined to dir with its symbolic links resolved (the
-// wrappers compare physical paths, from pwd -P).
-func ArtifactPaths(dir string, artifacts []string) string {
+// EnvBuildDir is the build's folder (its worktree) as an absolute physical
+// path: the wrappers also pad a link of an artifact's name inside it (a
+// build that links elsewhere and copies, as zstd does).
+const EnvBuildDir = "PERFBOT_BUILD_DIR"
+
+// ArtifactEnv returns env with EnvArtifacts and EnvBuildDir set for a
+// build in folder dir: dir with its symbolic links resolved (the wrappers
+// compare physical paths, from pwd -P), and each artifact joined to it,
+// one a line.
+func ArtifactEnv(env []string, dir string, artifacts []string) []string {
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = real
 	}
@@ -146,7 +152,7 @@ func ArtifactPaths(dir string, artifacts []string) string {
 	for _, a := range artifacts {
 		paths = append(paths, filepath.Join(dir, a))
 	}
-	return strings.Join(paths, "\n")
+	return SetEnv(SetEnv(env, EnvArtifacts, strings.Join(paths, "\n")), EnvBuildDir, dir)
 }
 
 // SetEnv returns env (NAME=value entries) with name set to value: the
@@ -261,7 +267,7 @@ func (b *Builder) build(ctx context.Context, j *job.Job, commit gitrev.Commit, v
 	res, err := run.Exec(ctx, run.Spec{
 		Command:    j.Build.Command,
 		Dir:        wt,
-		Env:        SetEnv(Env(j, commit.Hash, v, nil), EnvArtifacts, ArtifactPaths(wt, j.Build.Artifacts)),
+		Env:        ArtifactEnv(Env(j, commit.Hash, v, nil), wt, j.Build.Artifacts),
 		Timeout:    j.Build.Timeout,
 		CPU:        -1,
 		StdoutPath: rec.LogPath,

@@ -129,13 +129,14 @@ func TestEnvOrder(t *testing.T) {
 	}
 }
 
-// TestBuildArtifactsEnv: a build gets PERFBOT_ARTIFACTS, its artifacts as
-// absolute physical paths in its worktree, one a line (the layout knobs'
-// wrappers pad only those links), replacing any value perfbot inherited.
+// TestBuildArtifactsEnv: a build gets PERFBOT_BUILD_DIR, its worktree as an
+// absolute physical path, and PERFBOT_ARTIFACTS, its artifacts there, one
+// a line (the layout knobs' wrappers pad only those links), replacing any
+// value perfbot inherited.
 func TestBuildArtifactsEnv(t *testing.T) {
 	b, c := setup(t, map[string]string{"main.c": "int main(void){return 0;}\n"})
 	t.Setenv(EnvArtifacts, "/inherited/value")
-	j := testJob(`mkdir -p out && gcc -o "out/my prog" main.c && printf '%s' "$PERFBOT_ARTIFACTS" > list`, "out/my prog", "list")
+	j := testJob(`mkdir -p out && gcc -o "out/my prog" main.c && printf '%s\n%s' "$PERFBOT_BUILD_DIR" "$PERFBOT_ARTIFACTS" > list`, "out/my prog", "list")
 	r, err := b.builder.Build(context.Background(), j, c, job.Variant{})
 	if err != nil {
 		t.Fatal(err)
@@ -148,8 +149,8 @@ func TestBuildArtifactsEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := filepath.Join(wt, "out", "my prog") + "\n" + filepath.Join(wt, "list"); string(got) != want {
-		t.Errorf("PERFBOT_ARTIFACTS = %q, want %q", got, want)
+	if want := wt + "\n" + filepath.Join(wt, "out", "my prog") + "\n" + filepath.Join(wt, "list"); string(got) != want {
+		t.Errorf("PERFBOT_BUILD_DIR and PERFBOT_ARTIFACTS = %q, want %q", got, want)
 	}
 }
 

@@ -46,7 +46,7 @@ func buildAt(t testing.TB, dir string, files map[string]string, command string, 
 	j := &job.Job{Build: job.Build{Command: command, Env: jobEnv, Artifacts: artifacts}}
 	cmd := exec.Command("sh", "-c", command)
 	cmd.Dir = dir
-	cmd.Env = build.SetEnv(build.Env(j, strings.Repeat("0", 40), v, nil), build.EnvArtifacts, build.ArtifactPaths(dir, artifacts))
+	cmd.Env = build.ArtifactEnv(build.Env(j, strings.Repeat("0", 40), v, nil), dir, artifacts)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("build of variant %q (%v) failed: %v\n%s", v.Name, v.Env, err, out)

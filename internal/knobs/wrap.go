@@ -27,6 +27,10 @@ const (
 	// wrappers pad only the links whose output is one of them. Its name is
 	// build.EnvArtifacts too.
 	EnvArtifacts = "PERFBOT_ARTIFACTS"
+	// EnvBuildDir is the build's folder as an absolute physical path, also
+	// set by package build (build.EnvBuildDir): the compiler wrappers pad a
+	// link of an artifact's name inside it too.
+	EnvBuildDir = "PERFBOT_BUILD_DIR"
 	// EnvWrap is the wrapper folder a variant puts first on PATH (for
 	// reading; the wrappers do not need it).
 	EnvWrap = "PERFBOT_WRAP"

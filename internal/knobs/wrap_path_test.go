@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/perfbot/perfbot/internal/build"
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/layout"
 	"github.com/perfbot/perfbot/internal/testutil"
@@ -181,5 +182,15 @@ func TestWrapDirContentAddressed(t *testing.T) {
 	}
 	if _, err := writeWrapDir(filepath.Join(dir, "a:b"), spec, tools); err == nil {
 		t.Errorf("a knobs folder with ':' (which PATH cannot carry) was accepted")
+	}
+}
+
+// TestWrapEnvNames: the wrappers read the variables package build sets.
+func TestWrapEnvNames(t *testing.T) {
+	if EnvArtifacts != build.EnvArtifacts || EnvBuildDir != build.EnvBuildDir {
+		t.Errorf("knobs reads %s and %s, build sets %s and %s", EnvArtifacts, EnvBuildDir, build.EnvArtifacts, build.EnvBuildDir)
+	}
+	if !strings.Contains(wrapScript, "${"+EnvArtifacts+"-}") || !strings.Contains(wrapScript, "${"+EnvBuildDir+"-}") {
+		t.Errorf("the wrapper script does not read %s and %s", EnvArtifacts, EnvBuildDir)
 	}
 }

@@ -180,14 +180,19 @@ cc -o "bin dir/prog" kern.o main.o
 }
 
 // probeBuild is case (d): a configure-like script whose probes link a
-// conftest, an a.out and a program called prog in a scratch folder, and
-// two shared libraries, before the build links the artifact prog.
+// conftest, and an a.out and a program called prog in a scratch folder
+// outside the build's (kept as probe/a.out and probe/prog), and two
+// shared libraries, before the build links the artifact prog.
 const probeBuild = `set -e
 printf 'int main(void) { return 0; }\n' > conftest.c
 cc -o conftest conftest.c
 ./conftest
+here=$(pwd)
+scratch=$(mktemp -d)
+(cd "$scratch" && cc "$here/conftest.c" && cc -o prog "$here/conftest.c")
 mkdir -p probe
-(cd probe && cc ../conftest.c && cc -o prog ../conftest.c)
+cp "$scratch/a.out" "$scratch/prog" probe/
+rm -rf "$scratch"
 cc -fPIC -shared -o libhelper.so helper.c
 cc -fPIC -c -o helper.o helper.c
 cc -Wl,-soname,libhelper2.so,-shared -o libhelper2.so helper.o
@@ -248,5 +253,31 @@ func TestWrapKeepsMakefileDefaults(t *testing.T) {
 		if len(WrappedLinks(log)) != 1 {
 			t.Errorf("%s: want one wrapper line:\n%s", v.Name, log)
 		}
+	}
+}
+
+// TestWrapCopiedArtifact: a build that links the artifact in another
+// folder of the build and copies it into place, as zstd's programs/Makefile
+// does (obj/conf_<hash>/zstd, then cp), is padded: the link's output has
+// the artifact's name and lies in the build's folder. The log line says
+// "(by name)".
+func TestWrapCopiedArtifact(t *testing.T) {
+	testutil.NeedTool(t, "cc", "make")
+	p := cPresetIn(t)
+	files := wrapSources()
+	files["Makefile"] = "prog: obj/conf_1/prog\n\tcp -f obj/conf_1/prog prog\n" +
+		"obj/conf_1/prog: kern.c main.c\n\tmkdir -p obj/conf_1\n\tcc -O2 " + kernFlags + " -o obj/conf_1/prog kern.c main.c\n"
+	plainDir, textDir := t.TempDir(), t.TempDir()
+	buildAt(t, plainDir, files, "make -s", nil, job.Variant{}, "prog")
+	v := p.TextLayouts(3)[2]
+	log := buildAt(t, textDir, files, "make -s", nil, v, "prog")
+	if got := shift(t, open(t, filepath.Join(plainDir, "prog")), open(t, filepath.Join(textDir, "prog")), "kernel"); got != 32 {
+		t.Errorf("kernel moved %+d, want +32\n%s", got, log)
+	}
+	if links := WrappedLinks(log); len(links) != 1 || !links[0].ByName || links[0].Output != "obj/conf_1/prog" {
+		t.Errorf("wrapper lines %+v, want one for obj/conf_1/prog, by name\n%s", links, log)
+	}
+	if err := CheckWrapped(v, log, []string{"prog"}); err != nil {
+		t.Error(err)
 	}
 }

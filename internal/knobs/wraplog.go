@@ -14,7 +14,11 @@ import (
 type WrappedLink struct {
 	Tool   string // the wrapped tool's name: gcc, cc, clang++, ld, ...
 	Output string // the link's -o, as the build gave it (relative to its folder)
-	Padded bool   // the padding was put first on the command line
+	// ByName is true when the output is not an artifact's path but has an
+	// artifact's name and lies in the build's folder (zstd links
+	// obj/conf_<hash>/zstd and copies it).
+	ByName bool
+	Padded bool // the padding was put first on the command line
 	// PadPresent is true when the padding file was on the command line
 	// already (the build links $PERFBOT_PAD_ASM itself), so the wrapper
 	// did not add it again.
@@ -41,7 +45,8 @@ func WrappedLinks(log []byte) []WrappedLink {
 		if !ok {
 			continue
 		}
-		l := WrappedLink{Tool: tool, Output: output}
+		output, byName := strings.CutSuffix(output, " (by name)")
+		l := WrappedLink{Tool: tool, Output: output, ByName: byName}
 		for _, part := range strings.Split(what, ", +") {
 			part = strings.TrimPrefix(part, "+")
 			switch {
@@ -58,25 +63,26 @@ func WrappedLinks(log []byte) []WrappedLink {
 	return out
 }
 
-// CheckWrapped says whether the wrappers of variant v reached every
+// CheckWrapped says whether the wrappers of variant v padded every
 // artifact, from the variant's build log: nil when v has no wrappers (no
-// PERFBOT_WRAP), or when each artifact's link was padded (v pads) or took
-// the flags (v only adds flags); else an error that names the artifacts
-// no wrapper touched and the likely reason. It is the signal for triage to
+// PERFBOT_WRAP) or pads nothing (forced alignment: its flags reach every
+// compile by name, artifact or not, and only the byte-identical check of
+// the builds tells whether they did anything), or when each artifact's
+// link was padded; else an error that names the artifacts no wrapper
+// padded and the likely reason. It is the signal for triage to
 // tell "the build ignores the knobs" apart from "the knobs changed
 // nothing": a build that links its artifact by a compiler path outside
 // PATH, or by a tool the preset does not wrap, leaves no line.
 func CheckWrapped(v job.Variant, log []byte, artifacts []string) error {
-	if v.Env[EnvWrap] == "" {
+	if v.Env[EnvWrap] == "" || v.Env[EnvPadAsm] == "" {
 		return nil
 	}
-	pads := v.Env[EnvPadAsm] != ""
 	links := WrappedLinks(log)
 	var missing []string
 	for _, a := range artifacts {
 		found := false
 		for _, l := range links {
-			if sameArtifact(a, l.Output) && (!pads || l.Padded || l.PadPresent) {
+			if sameArtifact(a, l.Output) && (l.Padded || l.PadPresent) {
 				found = true
 				break
 			}
@@ -88,18 +94,14 @@ func CheckWrapped(v job.Variant, log []byte, artifacts []string) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	what := "padded"
-	if !pads {
-		what = "given the flags"
-	}
-	return fmt.Errorf("knobs: variant %s: no wrapper %s the link of %s (no %q line in the build log): the build links it by a path outside PATH (CC=/usr/bin/gcc, a CMake cache), with -shared, by a tool the preset does not wrap, or copies it from another name; see docs/knobs.md",
-		v.Name, what, strings.Join(missing, ", "), strings.TrimSpace(WrapLogPrefix))
+	return fmt.Errorf("knobs: variant %s: no wrapper padded the link of %s (no %q line in the build log): the build links it by a path outside PATH (CC=/usr/bin/gcc), with -shared, by a tool the preset does not wrap, or under another name; see docs/knobs.md",
+		v.Name, strings.Join(missing, ", "), strings.TrimSpace(WrapLogPrefix))
 }
 
 // sameArtifact reports whether the link output o, as the build gave it
 // (relative to the folder the link ran in), can be artifact a (relative to
-// the build's folder): equal, or one a path suffix of the other.
+// the build's folder): the wrappers log artifact links only, so the same
+// file name is enough.
 func sameArtifact(a, o string) bool {
-	a, o = path.Clean(a), path.Clean(o)
-	return a == o || strings.HasSuffix(a, "/"+o) || strings.HasSuffix(o, "/"+a)
+	return path.Base(path.Clean(a)) == path.Base(path.Clean(o))
 }

@@ -17,8 +17,10 @@ const wrapScript = `#!/bin/sh
 #     not to --version, -dumpversion, -print-* and the like);
 #   - the variant's padding, as the first input, to the link of an
 #     executable whose output (-o) is one of the job's artifacts
-#     ($PERFBOT_ARTIFACTS: absolute paths, one a line) or matches one of
-#     the extra link patterns below. Not to -c, -S, -E, -M, -MM,
+#     ($PERFBOT_ARTIFACTS: absolute paths, one a line), or in cc mode has
+#     an artifact's name and lies in the build's folder
+#     ($PERFBOT_BUILD_DIR), or matches one of the extra link patterns
+#     below. Not to -c, -S, -E, -M, -MM,
 #     -fsyntax-only, -shared or -r runs, not to links without -o, not to
 #     configure or CMake probes (conftest, cmTC_*: no artifacts), and not
 #     when the padding file is on the command line already.
@@ -121,8 +123,11 @@ fi
 
 # Is the output one of the job's artifacts? Compared as physical absolute
 # paths, so a CMake link run in build/ as "-o bench" matches the artifact
-# build/bench and nothing else of that name does.
-artifact=
+# build/bench. Failing that (cc mode), an output of the artifact's name
+# inside the build's folder ($PERFBOT_BUILD_DIR) matches too: zstd links
+# programs/obj/conf_<hash>/zstd and copies it to programs/zstd. Probes in
+# a scratch folder outside the build's folder never match.
+artifact= byname=
 if [ -n "$link" ] && [ -n "$out" ]; then
 	case $out in
 	*/*) odir=${out%/*} obase=${out##*/} ;;
@@ -139,6 +144,15 @@ if [ -n "$link" ] && [ -n "$out" ]; then
 		for p in $wrap_links; do
 			case $o in $p) artifact=yes ;; esac
 		done
+		if [ -z "$artifact" ] && [ "$wrap_mode" = cc ] && [ -n "${PERFBOT_BUILD_DIR-}" ]; then
+			case $o in
+			"${PERFBOT_BUILD_DIR%/}"/*)
+				for x in ${PERFBOT_ARTIFACTS-}; do
+					[ "${x##*/}" = "$obase" ] && artifact=yes byname=" (by name)"
+				done
+				;;
+			esac
+		fi
 		unset IFS
 	fi
 fi
@@ -159,7 +173,7 @@ if [ "$wrap_mode" = cc ] && [ -n "$wrap_flags" ]; then
 	set -- "$@" $wrap_flags
 fi
 if [ -n "$note" ]; then
-	printf 'perfbot-wrap: %s link %s: %s\n' "$tool" "$out" "$note" >&2
+	printf 'perfbot-wrap: %s link %s%s: %s\n' "$tool" "$out" "$byname" "$note" >&2
 fi
 
 if [ "$wrap_mode" = ld ] && [ -n "$artifact" ] && [ -n "$wrap_pad" ] && [ -z "$haspad" ]; then

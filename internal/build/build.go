@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -152,6 +153,9 @@ func ArtifactEnv(env []string, dir string, artifacts []string) []string {
 	for _, a := range artifacts {
 		paths = append(paths, filepath.Join(dir, a))
 	}
+	// A perfbot started from inside a wrapped build must not pass that on:
+	// wrappers that see PERFBOT_WRAP_ACTIVE add nothing.
+	env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "PERFBOT_WRAP_ACTIVE=") })
 	return SetEnv(SetEnv(env, EnvArtifacts, strings.Join(paths, "\n")), EnvBuildDir, dir)
 }
 

@@ -136,7 +136,8 @@ func TestEnvOrder(t *testing.T) {
 func TestBuildArtifactsEnv(t *testing.T) {
 	b, c := setup(t, map[string]string{"main.c": "int main(void){return 0;}\n"})
 	t.Setenv(EnvArtifacts, "/inherited/value")
-	j := testJob(`mkdir -p out && gcc -o "out/my prog" main.c && printf '%s\n%s' "$PERFBOT_BUILD_DIR" "$PERFBOT_ARTIFACTS" > list`, "out/my prog", "list")
+	t.Setenv("PERFBOT_WRAP_ACTIVE", "/a/wrapper/folder")
+	j := testJob(`mkdir -p out && gcc -o "out/my prog" main.c && printf '%s\n%s' "$PERFBOT_BUILD_DIR" "$PERFBOT_ARTIFACTS" > list && test -z "${PERFBOT_WRAP_ACTIVE+set}"`, "out/my prog", "list")
 	r, err := b.builder.Build(context.Background(), j, c, job.Variant{})
 	if err != nil {
 		t.Fatal(err)

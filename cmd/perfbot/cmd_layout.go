@@ -6,10 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/knobs"
 	"github.com/perfbot/perfbot/internal/layout"
 	"github.com/perfbot/perfbot/internal/profile"
 	"github.com/perfbot/perfbot/internal/report"
@@ -30,6 +32,7 @@ type layoutFlags struct {
 	// For two revisions of a job:
 	artifact string
 	variant  string
+	knob     string
 	storeDir string
 }
 
@@ -81,6 +84,11 @@ size and alignment at the root change's own spot (found from DWARF, so build
 with -g), so that every address after it comes back. --patch-check BUILD
 checks the build of the patched source against A.
 
+--knob PRESET:VARIANT builds the second revision with one of the layout
+knobs triage uses (docs/knobs.md), e.g. --knob c:text32 job.yaml HEAD HEAD
+shows what 32 bytes of code padding moved, and says when the build log
+shows that the knob's wrappers did not reach the artifact.
+
 Exit status: 0 success, 1 the patched build does not have A's layout back
 (--patch-check), 2 error.`,
 		Args: cobra.RangeArgs(2, 3),
@@ -118,6 +126,7 @@ Exit status: 0 success, 1 the patched build does not have A's layout back
 	fl.IntVar(&f.runs, "runs", 0, "shift runs to print (default 8; -1 for all)")
 	fl.StringVar(&f.artifact, "artifact", "", "with a job: the artifact to diff (default: the job's first)")
 	fl.StringVar(&f.variant, "variant", "", "with a job: build both revisions with this build variant")
+	fl.StringVar(&f.knob, "knob", "", "with a job: build the second revision with the layout knob `PRESET:VARIANT` (c:align64, c:text32, kernel:data16, ...) to see what it moved")
 	fl.StringVar(&f.storeDir, "store", "", "with a job: results store folder (default: .perfbot next to the job file)")
 	return cmd
 }
@@ -139,6 +148,9 @@ func buildArtifacts(ctx context.Context, a *app, f layoutFlags, jobFile, revA, r
 	} else if !slices.Contains(j.Build.Artifacts, artifact) {
 		return "", "", fmt.Errorf("--artifact %q: not among the job's build.artifacts %v", artifact, j.Build.Artifacts)
 	}
+	if f.knob != "" && f.variant != "" {
+		return "", "", fmt.Errorf("--knob and --variant: give one (--knob builds the second revision with the knob, the first plain)")
+	}
 	v, ok := j.Variant(f.variant)
 	if !ok {
 		return "", "", fmt.Errorf("--variant %q: job %s declares no such variant", f.variant, j.File)
@@ -152,16 +164,47 @@ func buildArtifacts(ctx context.Context, a *app, f layoutFlags, jobFile, revA, r
 	if err != nil {
 		return "", "", err
 	}
+	vs := []job.Variant{v, v}
+	if f.knob != "" {
+		if vs[1], err = knobVariant(f.knob, filepath.Join(s.Store.Dir(), "knobs")); err != nil {
+			return "", "", err
+		}
+	}
 	var paths []string
-	for _, c := range commits {
-		res, err := s.Builder.Build(ctx, j, c, v)
+	for i, c := range commits {
+		res, err := s.Builder.Build(ctx, j, c, vs[i])
 		if err != nil {
 			return "", "", err
+		}
+		if i == 1 && f.knob != "" {
+			log, _ := os.ReadFile(res.Record.LogPath)
+			if err := knobs.CheckWrapped(vs[i], log, j.Build.Artifacts); err != nil {
+				fmt.Fprintf(a.stderr, "perfbot: warning: %v\n", err)
+			}
+			fmt.Fprintf(a.stderr, "perfbot: %s built with the knob %s (build log %s)\n", c.Short(), f.knob, res.Record.LogPath)
 		}
 		fmt.Fprintf(a.stderr, "perfbot: %s %s: %s\n", c.Short(), artifact, filepath.Join(res.Record.ArtifactDir, artifact))
 		paths = append(paths, filepath.Join(res.Record.ArtifactDir, artifact))
 	}
 	return paths[0], paths[1], nil
+}
+
+// knobVariant returns the layout knob named "PRESET:VARIANT", its files
+// written under dir (the store's knobs folder, as triage does).
+func knobVariant(knob, dir string) (job.Variant, error) {
+	preset, name, ok := strings.Cut(knob, ":")
+	if !ok || name == "" {
+		return job.Variant{}, fmt.Errorf("--knob %q: want PRESET:VARIANT, e.g. c:text32 or c:align64", knob)
+	}
+	p, err := knobs.LookupIn(preset, dir)
+	if err != nil {
+		return job.Variant{}, fmt.Errorf("--knob: %w", err)
+	}
+	v, ok := knobs.Find(p, name)
+	if !ok {
+		return job.Variant{}, fmt.Errorf("--knob %q: the %s preset has no variant %q (%s, text16..., data16..., layout1...)", knob, p.Name(), name, knobs.AlignName)
+	}
+	return v, nil
 }
 
 // layoutDiffFiles diffs the layouts of two build outputs and writes the

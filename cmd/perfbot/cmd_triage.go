@@ -80,9 +80,11 @@ can hide behind an alignment change). Verdicts: real-regression,
 real-improvement, text-alignment, data-alignment, no-change, inconclusive.
 
 --preset names the layout knobs of the build (see docs/knobs.md): c (gcc,
-clang; the build must link $EXTRA_OBJS before its own objects and honour
-CFLAGS), go, rust, kernel, or env (PERFBOT_* variables that the build
-command maps to its own flags).
+clang: compiler wrappers first on PATH add the flags and link the padding
+first into the job's artifacts, so any build that calls the compiler by
+name takes them), go, rust, kernel (KCFLAGS, and an ld wrapper that pads
+vmlinux), or env (PERFBOT_* variables that the build command maps to its
+own flags).
 
 Every run and build is stored (.perfbot/ next to the job file) and reused:
 a killed triage resumes where it stopped, and a repeated one runs nothing.

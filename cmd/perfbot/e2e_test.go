@@ -152,6 +152,18 @@ func TestLayoutDiffJob(t *testing.T) {
 	if code, _, errOut := perfbot(t, "layout", "diff", "--artifact", "nope", repo.JobFile, base.Hash, text.Hash); code != exitError || !strings.Contains(errOut, `"nope"`) {
 		t.Errorf("unknown artifact: exit %d, %s", code, errOut)
 	}
+	// --knob: the same commit, the second built with 32 bytes of code
+	// padding by the c preset's wrappers: every function moved by 32.
+	code, out, errOut = perfbot(t, "layout", "diff", "--knob", "c:text32", repo.JobFile, base.Hash, base.Hash)
+	if code != exitOK || strings.Contains(errOut, "warning") || !strings.Contains(errOut, "built with the knob c:text32") {
+		t.Fatalf("--knob c:text32: exit %d\n%s", code, errOut)
+	}
+	if !strings.Contains(out, "+32") || !strings.Contains(out, "text_kernel") {
+		t.Errorf("--knob c:text32: want text_kernel moved by +32:\n%s", out)
+	}
+	if code, _, errOut := perfbot(t, "layout", "diff", "--knob", "c:text7", repo.JobFile, base.Hash, base.Hash); code != exitError || !strings.Contains(errOut, "no variant") {
+		t.Errorf("unknown knob: exit %d, %s", code, errOut)
+	}
 }
 
 // TestCompareMatrix: a params matrix gives one table per atomic job; json

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -125,6 +126,60 @@ func Env(j *job.Job, commit string, v job.Variant, extra map[string]string) []st
 	return out
 }
 
+// EnvArtifacts is the variable that tells a build where its artifacts
+// will be: the job's build.artifacts as absolute physical paths in the
+// build's worktree, one a line (ArtifactPaths). The layout knobs' compiler
+// and linker wrappers pad only the links whose output is one of them
+// (package knobs, docs/knobs.md). Builds get it; runs do not.
+const EnvArtifacts = "PERFBOT_ARTIFACTS"
+
+// EnvBuildDir is the build's folder (its worktree) as an absolute physical
+// path: the wrappers also pad a link of an artifact's name inside it (a
+// build that links elsewhere and copies, as zstd does).
+const EnvBuildDir = "PERFBOT_BUILD_DIR"
+
+// ArtifactEnv returns env with EnvArtifacts and EnvBuildDir set for a
+// build in folder dir: dir with its symbolic links resolved (the wrappers
+// compare physical paths, from pwd -P), and each artifact joined to it,
+// one a line.
+func ArtifactEnv(env []string, dir string, artifacts []string) []string {
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	paths := make([]string, 0, len(artifacts))
+	for _, a := range artifacts {
+		paths = append(paths, filepath.Join(dir, a))
+	}
+	// A perfbot started from inside a wrapped build must not pass that on:
+	// wrappers that see PERFBOT_WRAP_ACTIVE add nothing.
+	env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "PERFBOT_WRAP_ACTIVE=") })
+	return SetEnv(SetEnv(env, EnvArtifacts, strings.Join(paths, "\n")), EnvBuildDir, dir)
+}
+
+// SetEnv returns env (NAME=value entries) with name set to value: the
+// entry replaced where it is, else added at the end.
+func SetEnv(env []string, name, value string) []string {
+	out := make([]string, 0, len(env)+1)
+	done := false
+	for _, kv := range env {
+		if strings.HasPrefix(kv, name+"=") {
+			if !done {
+				out = append(out, name+"="+value)
+				done = true
+			}
+			continue
+		}
+		out = append(out, kv)
+	}
+	if !done {
+		out = append(out, name+"="+value)
+	}
+	return out
+}
+
 func sortedKeys(m map[string]string) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -216,7 +271,7 @@ func (b *Builder) build(ctx context.Context, j *job.Job, commit gitrev.Commit, v
 	res, err := run.Exec(ctx, run.Spec{
 		Command:    j.Build.Command,
 		Dir:        wt,
-		Env:        Env(j, commit.Hash, v, nil),
+		Env:        ArtifactEnv(Env(j, commit.Hash, v, nil), wt, j.Build.Artifacts),
 		Timeout:    j.Build.Timeout,
 		CPU:        -1,
 		StdoutPath: rec.LogPath,

@@ -128,3 +128,39 @@ func TestEnvOrder(t *testing.T) {
 		t.Errorf("env: CFLAGS=%q PERFBOT_COMMIT=%q PERFBOT_VARIANT=%q X=%q", got["CFLAGS"], got["PERFBOT_COMMIT"], got["PERFBOT_VARIANT"], got["X"])
 	}
 }
+
+// TestBuildArtifactsEnv: a build gets PERFBOT_BUILD_DIR, its worktree as an
+// absolute physical path, and PERFBOT_ARTIFACTS, its artifacts there, one
+// a line (the layout knobs' wrappers pad only those links), replacing any
+// value perfbot inherited.
+func TestBuildArtifactsEnv(t *testing.T) {
+	b, c := setup(t, map[string]string{"main.c": "int main(void){return 0;}\n"})
+	t.Setenv(EnvArtifacts, "/inherited/value")
+	t.Setenv("PERFBOT_WRAP_ACTIVE", "/a/wrapper/folder")
+	j := testJob(`mkdir -p out && gcc -o "out/my prog" main.c && printf '%s\n%s' "$PERFBOT_BUILD_DIR" "$PERFBOT_ARTIFACTS" > list && test -z "${PERFBOT_WRAP_ACTIVE+set}"`, "out/my prog", "list")
+	r, err := b.builder.Build(context.Background(), j, c, job.Variant{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(r.Record.ArtifactDir, "list"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt, err := filepath.EvalSymlinks(r.Worktree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := wt + "\n" + filepath.Join(wt, "out", "my prog") + "\n" + filepath.Join(wt, "list"); string(got) != want {
+		t.Errorf("PERFBOT_BUILD_DIR and PERFBOT_ARTIFACTS = %q, want %q", got, want)
+	}
+}
+
+func TestSetEnv(t *testing.T) {
+	got := SetEnv([]string{"A=1", "B=2", "A=3"}, "A", "x")
+	if strings.Join(got, " ") != "A=x B=2" {
+		t.Errorf("SetEnv replacing A: %q", got)
+	}
+	if got := SetEnv([]string{"B=2"}, "A", "x"); strings.Join(got, " ") != "B=2 A=x" {
+		t.Errorf("SetEnv adding A: %q", got)
+	}
+}

@@ -2,6 +2,7 @@ package knobs
 
 import (
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -14,33 +15,57 @@ import (
 // that only shifts code cannot change where a hot loop sits in its line.
 const alignFlags = "-falign-functions=64 -falign-loops=64"
 
-// cPreset is the knobs of gcc and clang builds. Padding is a GNU assembler
-// file that the build links before its own objects: the C compiler driver
-// assembles a .s file given at link time, so EXTRA_OBJS=pad.s works with
-// both gcc and clang.
+// cPreset is the knobs of gcc and clang builds. Every variant but the
+// plain build puts a wrapper folder first on PATH (wrap.go): compiler
+// drivers that add the forced-alignment flags to every compile and link,
+// and put the variant's padding, a GNU assembler file, first on the link
+// command line of each of the job's artifacts (the C compiler driver
+// assembles a .s file given at link time, with gcc and clang alike). So
+// any build that calls the compiler by name takes the knobs, whatever its
+// own CFLAGS and link lines. Nothing goes into CFLAGS, CXXFLAGS or
+// EXTRA_OBJS: a CFLAGS in the environment replaces the defaults of
+// Makefiles that say "CFLAGS ?= -O3" (zstd, xxHash, lz4), so the
+// forced-alignment build would not be optimized; and a padding in
+// EXTRA_OBJS as well as on the wrapper's link line would be linked twice.
 type cPreset struct {
-	dir string
+	dir   string
+	tools []string // compiler names on PATH, wrapped
+	align string   // wrapper folder of the forced-alignment variant
 	// text[k], data[k] and both[k] are the padding files of layout k
-	// (k >= 1): 16k bytes of code, of data, or of both.
-	text, data, both []string
+	// (k >= 1): 16k bytes of code, of data, or of both; wtext, wdata and
+	// wboth their wrapper folders.
+	text, data, both    []string
+	wtext, wdata, wboth []string
 }
 
 func newC(dir string) (*cPreset, error) {
-	p := &cPreset{dir: dir, text: make([]string, MaxLayouts), data: make([]string, MaxLayouts), both: make([]string, MaxLayouts)}
+	p := &cPreset{dir: dir}
+	for _, s := range []*[]string{&p.text, &p.data, &p.both, &p.wtext, &p.wdata, &p.wboth} {
+		*s = make([]string, MaxLayouts)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("knobs: %v", err)
+	}
+	p.tools = findTools(ccNames, abs)
+	if p.align, err = writeWrapDir(dir, wrapSpec{variant: AlignName, mode: wrapCC, flags: alignFlags}, p.tools); err != nil {
+		return nil, err
+	}
 	for k := 1; k < MaxLayouts; k++ {
 		n := k * PadStep
-		var err error
-		if p.text[k], err = writeOnce(dir, fmt.Sprintf("text-pad-%d", n), ".s", padAsm(n, 0)); err != nil {
-			return nil, err
-		}
-		if p.data[k], err = writeOnce(dir, fmt.Sprintf("data-pad-%d", n), ".s", padAsm(0, n)); err != nil {
-			return nil, err
-		}
-		if p.both[k], err = writeOnce(dir, fmt.Sprintf("layout-pad-%d", n), ".s", padAsm(n, n)); err != nil {
-			return nil, err
-		}
-		for _, f := range []string{p.text[k], p.data[k], p.both[k]} {
-			if err := noSpaces("EXTRA_OBJS", f); err != nil {
+		for _, f := range []struct {
+			name, kind string
+			text, data int
+			file, wrap *string
+		}{
+			{"text" + strconv.Itoa(n), "text", n, 0, &p.text[k], &p.wtext[k]},
+			{"data" + strconv.Itoa(n), "data", 0, n, &p.data[k], &p.wdata[k]},
+			{"layout" + strconv.Itoa(k), "layout", n, n, &p.both[k], &p.wboth[k]},
+		} {
+			if *f.file, err = writeOnce(dir, fmt.Sprintf("%s-pad-%d", f.kind, n), ".s", padAsm(f.text, f.data, textPadSection)); err != nil {
+				return nil, err
+			}
+			if *f.wrap, err = writeWrapDir(dir, wrapSpec{variant: f.name, mode: wrapCC, pad: *f.file}, p.tools); err != nil {
 				return nil, err
 			}
 		}
@@ -51,24 +76,21 @@ func newC(dir string) (*cPreset, error) {
 func (p *cPreset) Name() string { return "c" }
 
 func (p *cPreset) Doc() string {
-	return "gcc/clang: CFLAGS/CXXFLAGS " + alignFlags + "; padding .s files linked first via EXTRA_OBJS"
+	return "gcc/clang: compiler wrappers first on PATH add " + alignFlags + " and link padding .s files first into the job's artifacts"
 }
 
 func (p *cPreset) ForcedAlignment() job.Variant {
-	return job.Variant{Name: AlignName, Env: map[string]string{
-		"CFLAGS":     appendTo("CFLAGS", alignFlags),
-		"CXXFLAGS":   appendTo("CXXFLAGS", alignFlags),
+	return job.Variant{Name: AlignName, Env: wrapEnv(map[string]string{
 		EnvFuncAlign: strconv.Itoa(ForcedAlign),
-	}}
+	}, p.align)}
 }
 
 func (p *cPreset) TextLayouts(n int) []job.Variant {
 	return layoutsOf(n, func(k int) string { return "text" + strconv.Itoa(k*PadStep) },
 		func(k int) map[string]string {
 			m := padVars(k*PadStep, 0, 0)
-			m["EXTRA_OBJS"] = prepend("EXTRA_OBJS", p.text[k])
 			m[EnvPadAsm] = p.text[k]
-			return m
+			return wrapEnv(m, p.wtext[k])
 		})
 }
 
@@ -76,9 +98,8 @@ func (p *cPreset) DataLayouts(n int) []job.Variant {
 	return layoutsOf(n, func(k int) string { return "data" + strconv.Itoa(k*PadStep) },
 		func(k int) map[string]string {
 			m := padVars(0, k*PadStep, 0)
-			m["EXTRA_OBJS"] = prepend("EXTRA_OBJS", p.data[k])
 			m[EnvPadAsm] = p.data[k]
-			return m
+			return wrapEnv(m, p.wdata[k])
 		})
 }
 
@@ -86,9 +107,8 @@ func (p *cPreset) Layouts(n int) []job.Variant {
 	return layoutsOf(n, func(k int) string { return "layout" + strconv.Itoa(k) },
 		func(k int) map[string]string {
 			m := padVars(k*PadStep, k*PadStep, k*PadStep)
-			m["EXTRA_OBJS"] = prepend("EXTRA_OBJS", p.both[k])
 			m[EnvPadAsm] = p.both[k]
-			return m
+			return wrapEnv(m, p.wboth[k])
 		})
 }
 
@@ -103,36 +123,41 @@ func (p *cPreset) Restore(pad *layout.Padding, workdir string) (job.Variant, err
 	if err != nil {
 		return job.Variant{}, err
 	}
-	if err := noSpaces("EXTRA_OBJS", path); err != nil {
+	wdir, err := writeWrapDir(workdir, wrapSpec{variant: RestoreName + " " + pad.Symbol, mode: wrapCC, pad: path}, p.tools)
+	if err != nil {
 		return job.Variant{}, err
 	}
-	env := restoreVars(pad, path)
-	env["EXTRA_OBJS"] = prepend("EXTRA_OBJS", path)
-	return job.Variant{Name: RestoreName, Env: env}, nil
+	return job.Variant{Name: RestoreName, Env: wrapEnv(restoreVars(pad, path), wdir)}, nil
 }
+
+// textPadSection is where the c preset's code padding goes: GNU ld's
+// default linker script places .text.unlikely first in the output .text,
+// so the padding moves every function of the program (main in
+// .text.startup included).
+const textPadSection = ".text.unlikely"
 
 // padAsm returns a GNU assembler file that lays out text bytes of code
 // and data bytes of data before the program's own, when it is linked
-// first. The code padding (int3) goes into .text.unlikely, which GNU ld
-// places first in the output .text, so that it moves every function of
-// the program (main in .text.startup included). The data padding goes into
+// first. The code padding (int3) goes into textSection: .text.unlikely
+// for programs (textPadSection), .text for the kernel, whose linker
+// script places .text.unlikely after .text. The data padding goes into
 // .bss (zeroed data) and .rodata (constants), not into .data: .bss follows
 // .data, so padding .data too would move .bss twice, and a .data padding
 // alone moves .bss only up to the alignment of its largest object. Every
 // piece is 16-byte aligned and a multiple of 16 bytes long, so what follows
 // it moves by that many bytes (objects aligned to more than 16 bytes may
 // move a little more or less).
-func padAsm(text, data int) string {
+func padAsm(text, data int, textSection string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# perfbot layout padding: %d bytes before the code, %d bytes before the zeroed data (.bss) and the constants (.rodata).\n", text, data)
-	b.WriteString("# Link it before the program's own objects (EXTRA_OBJS) to move them.\n")
+	b.WriteString("# perfbot's wrappers link it before the program's own objects, to move them.\n")
 	section := func(name, label, flags, kind string, n int, fill string) {
 		label = fmt.Sprintf("perfbot_pad_%s_%d", label, n)
 		fmt.Fprintf(&b, "\t.section %s,%q,@progbits\n\t.balign 16\n\t.globl %s\n\t.type %s, %s\n\t.size %s, %d\n%s:\n\t.skip %d%s\n",
 			name, flags, label, label, kind, label, n, label, n, fill)
 	}
 	if text > 0 {
-		section(".text.unlikely", "text", "ax", "@function", text, ", 0xcc")
+		section(textSection, "text", "ax", "@function", text, ", 0xcc")
 	}
 	if data > 0 {
 		fmt.Fprintf(&b, "\t.section .bss,\"aw\",@nobits\n\t.balign 16\n\t.globl perfbot_pad_bss_%d\n\t.type perfbot_pad_bss_%d, @object\n\t.size perfbot_pad_bss_%d, %d\nperfbot_pad_bss_%d:\n\t.skip %d\n", data, data, data, data, data, data)

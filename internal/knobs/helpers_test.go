@@ -28,20 +28,30 @@ func writeFiles(t testing.TB, dir string, files map[string]string) {
 
 // buildIn copies the files into a fresh folder and runs command there with
 // the environment perfbot gives a build of variant v (build.Env: the
-// process environment, jobEnv, then the variant's, ${NAME} expanded), and
-// returns the folder.
+// process environment, jobEnv, then the variant's, ${NAME} expanded; and
+// PERFBOT_ARTIFACTS naming prog), and returns the folder.
 func buildIn(t testing.TB, files map[string]string, command string, jobEnv map[string]string, v job.Variant) string {
 	t.Helper()
 	dir := t.TempDir()
+	buildAt(t, dir, files, command, jobEnv, v, "prog")
+	return dir
+}
+
+// buildAt writes the files into dir and runs command there as perfbot
+// builds variant v of a job with these artifacts (relative to dir); it
+// returns the build's output (stdout and stderr).
+func buildAt(t testing.TB, dir string, files map[string]string, command string, jobEnv map[string]string, v job.Variant, artifacts ...string) []byte {
+	t.Helper()
 	writeFiles(t, dir, files)
-	j := &job.Job{Build: job.Build{Command: command, Env: jobEnv}}
+	j := &job.Job{Build: job.Build{Command: command, Env: jobEnv, Artifacts: artifacts}}
 	cmd := exec.Command("sh", "-c", command)
 	cmd.Dir = dir
-	cmd.Env = build.Env(j, strings.Repeat("0", 40), v, nil)
-	if out, err := cmd.CombinedOutput(); err != nil {
+	cmd.Env = build.ArtifactEnv(build.Env(j, strings.Repeat("0", 40), v, nil), dir, artifacts)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
 		t.Fatalf("build of variant %q (%v) failed: %v\n%s", v.Name, v.Env, err, out)
 	}
-	return dir
+	return out
 }
 
 // open reads the layout of a built binary.

@@ -2,27 +2,45 @@ package knobs
 
 import (
 	"fmt"
+	"path/filepath"
 	"strconv"
 
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/layout"
 )
 
-// kernelPreset is the knobs of a Linux kernel build: KCFLAGS, which kbuild
-// adds to every C compilation, and the Kconfig option
-// CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B, which from Linux 6.2 on also
-// aligns assembler functions (in 6.1 it only adds -falign-functions=64).
-// The option can only be set in .config, so the variant names it, after
-// the EXPERT it depends on, in PERFBOT_KCONFIG for the job's build command
-// to apply, e.g.
+// kernelPreset is the knobs of a Linux kernel build. Forced alignment is
+// KCFLAGS, which kbuild adds to every C compilation, and the Kconfig
+// option CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B, which from Linux 6.2 on
+// also aligns assembler functions (in 6.1 it only adds
+// -falign-functions=64). The option can only be set in .config, so the
+// variant names it, after the EXPERT it depends on, in PERFBOT_KCONFIG for
+// the job's build command to apply, e.g.
 //
 //	for o in $PERFBOT_KCONFIG; do scripts/config -e $o; done
 //	make olddefconfig && make -j2 vmlinux
 //
 // gcc before 14 ignores -falign-functions when it optimizes for size, so
 // on a kernel built with CONFIG_CC_OPTIMIZE_FOR_SIZE (tinyconfig selects
-// it) none of these knobs moves any function (docs/kernel.md).
-type kernelPreset struct{}
+// it) forced alignment moves no function (docs/kernel.md).
+//
+// The layouts and the restore pad the vmlinux link: Kbuild calls $(LD)
+// (ld) itself, so an ld wrapper first on PATH (wrap.go) assembles the
+// padding and puts it first on the command line of every link of an
+// artifact (vmlinux) and of the intermediate .tmp_vmlinux* links, whose
+// kallsyms must match the final link's layout. Partial links (ld -r:
+// vmlinux.o, built-in objects, modules), the vDSO (-shared) and the boot
+// decompressor's own vmlinux (another path) are not padded. The code
+// padding goes into .text, which the kernel's linker script places first
+// after .head.text (it places .text.unlikely after .text).
+type kernelPreset struct {
+	dir   string
+	tools []string // linker names on PATH, wrapped
+	// text[k], data[k], both[k]: wrapper folders of layout k (k >= 1),
+	// pads[...]: their padding files.
+	text, data, both             []string
+	textPads, dataPads, bothPads []string
+}
 
 // kernelAlignOption is the Kconfig option (without CONFIG_) that forces
 // 64-byte function alignment (Linux 5.9 and later; _32B before).
@@ -32,17 +50,55 @@ const kernelAlignOption = "DEBUG_FORCE_FUNCTION_ALIGN_64B"
 // defconfig leaves off: without them olddefconfig drops it silently.
 const kernelAlignDeps = "EXPERT"
 
-// kernelTextAligns are the function alignments of the kernel's text
-// layouts after the plain build.
-var kernelTextAligns = []int{16, 32, 64}
+// kernelLinks are the link outputs the ld wrapper pads besides the
+// artifacts: link-vmlinux.sh's intermediate links (.tmp_vmlinux.kallsyms1,
+// 2, 3 and .tmp_vmlinux.btf in 6.1; .tmp_vmlinux1, 2 later), whose
+// System.map must equal the final one.
+var kernelLinks = []string{"*/.tmp_vmlinux*"}
 
-func (kernelPreset) Name() string { return "kernel" }
+// kernelTextSection is where the kernel's code padding goes (see
+// kernelPreset).
+const kernelTextSection = ".text"
 
-func (kernelPreset) Doc() string {
-	return "Linux kernel: KCFLAGS=-falign-functions=N and CONFIG_" + kernelAlignOption + " (via PERFBOT_KCONFIG); no data knob"
+func newKernel(dir string) (*kernelPreset, error) {
+	p := &kernelPreset{dir: dir}
+	for _, s := range []*[]string{&p.text, &p.data, &p.both, &p.textPads, &p.dataPads, &p.bothPads} {
+		*s = make([]string, MaxLayouts)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("knobs: %v", err)
+	}
+	p.tools = findTools(ldNames, abs)
+	for k := 1; k < MaxLayouts; k++ {
+		n := k * PadStep
+		for _, f := range []struct {
+			name, kind string
+			text, data int
+			file, wrap *string
+		}{
+			{"text" + strconv.Itoa(n), "text", n, 0, &p.textPads[k], &p.text[k]},
+			{"data" + strconv.Itoa(n), "data", 0, n, &p.dataPads[k], &p.data[k]},
+			{"layout" + strconv.Itoa(k), "layout", n, n, &p.bothPads[k], &p.both[k]},
+		} {
+			if *f.file, err = writeOnce(dir, fmt.Sprintf("kernel-%s-pad-%d", f.kind, n), ".s", padAsm(f.text, f.data, kernelTextSection)); err != nil {
+				return nil, err
+			}
+			if *f.wrap, err = writeWrapDir(dir, wrapSpec{variant: f.name, mode: wrapLD, pad: *f.file, links: kernelLinks}, p.tools); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return p, nil
 }
 
-func (kernelPreset) ForcedAlignment() job.Variant {
+func (p *kernelPreset) Name() string { return "kernel" }
+
+func (p *kernelPreset) Doc() string {
+	return "Linux kernel: KCFLAGS=-falign-functions=64 and CONFIG_" + kernelAlignOption + " (via PERFBOT_KCONFIG); padding linked first into vmlinux by an ld wrapper first on PATH"
+}
+
+func (p *kernelPreset) ForcedAlignment() job.Variant {
 	return job.Variant{Name: AlignName, Env: map[string]string{
 		"KCFLAGS":    appendTo("KCFLAGS", "-falign-functions="+strconv.Itoa(ForcedAlign)),
 		EnvKconfig:   kernelAlignDeps + " " + kernelAlignOption,
@@ -50,36 +106,54 @@ func (kernelPreset) ForcedAlignment() job.Variant {
 	}}
 }
 
-// TextLayouts returns at most 4 layouts: the plain build and functions
-// aligned to 16, 32 and 64 bytes. The kernel links no padding object.
-func (kernelPreset) TextLayouts(n int) []job.Variant {
-	return layoutsOf(min(n, 1+len(kernelTextAligns)), func(k int) string { return "falign" + strconv.Itoa(kernelTextAligns[k-1]) },
+// TextLayouts move the kernel's .text by 16k bytes (layout k).
+func (p *kernelPreset) TextLayouts(n int) []job.Variant {
+	return layoutsOf(n, func(k int) string { return "text" + strconv.Itoa(k*PadStep) },
 		func(k int) map[string]string {
-			a := strconv.Itoa(kernelTextAligns[k-1])
-			return map[string]string{"KCFLAGS": appendTo("KCFLAGS", "-falign-functions="+a), EnvFuncAlign: a}
+			m := padVars(k*PadStep, 0, 0)
+			m[EnvPadAsm] = p.textPads[k]
+			return wrapEnv(m, p.text[k])
 		})
 }
 
-// DataLayouts returns nothing: the kernel has no upstream knob that moves
-// its data; a padding variable in the source does (see Restore).
-func (kernelPreset) DataLayouts(n int) []job.Variant { return nil }
-
-// Layouts are the text layouts with the environment of the runs padded
-// too.
-func (p kernelPreset) Layouts(n int) []job.Variant {
-	vs := p.TextLayouts(n)
-	for k := 1; k < len(vs); k++ {
-		vs[k].Name = "layout" + strconv.Itoa(k)
-		vs[k].Env[EnvEnvPad] = padVars(0, 0, k*PadStep)[EnvEnvPad]
-	}
-	return vs
+// DataLayouts move the kernel's .bss and .rodata by 16k bytes (layout k).
+func (p *kernelPreset) DataLayouts(n int) []job.Variant {
+	return layoutsOf(n, func(k int) string { return "data" + strconv.Itoa(k*PadStep) },
+		func(k int) map[string]string {
+			m := padVars(0, k*PadStep, 0)
+			m[EnvPadAsm] = p.dataPads[k]
+			return wrapEnv(m, p.data[k])
+		})
 }
 
-// Restore fails: no kernel build knob moves one symbol. The error says
-// how to write the padding patch (as in the 0-day robot's reports).
-func (kernelPreset) Restore(p *layout.Padding, workdir string) (job.Variant, error) {
-	if err := checkPadding(p); err != nil {
+// Layouts move code and data together, and the runs' environment.
+func (p *kernelPreset) Layouts(n int) []job.Variant {
+	return layoutsOf(n, func(k int) string { return "layout" + strconv.Itoa(k) },
+		func(k int) map[string]string {
+			m := padVars(k*PadStep, k*PadStep, k*PadStep)
+			m[EnvPadAsm] = p.bothPads[k]
+			return wrapEnv(m, p.both[k])
+		})
+}
+
+// Restore links the padding first into vmlinux through the ld wrapper:
+// every symbol of the padded section moves by its size, so the one named
+// gets back its old offset (what the seed's debug patch did by adding a
+// static key, but for the whole section at once).
+func (p *kernelPreset) Restore(pad *layout.Padding, workdir string) (job.Variant, error) {
+	if err := checkPadding(pad); err != nil {
 		return job.Variant{}, err
 	}
-	return job.Variant{}, fmt.Errorf("knobs: restore %s: the kernel build has no knob that moves one symbol; patch the source instead: %s", p.Symbol, p.Instructions())
+	if pad.Go {
+		return job.Variant{}, fmt.Errorf("knobs: restore %s: the binary was built by Go; use the go preset", pad.Symbol)
+	}
+	path, err := writeOnce(workdir, "restore-"+fileSafe(pad.Symbol), ".s", pad.Asm())
+	if err != nil {
+		return job.Variant{}, err
+	}
+	wdir, err := writeWrapDir(workdir, wrapSpec{variant: RestoreName + " " + pad.Symbol, mode: wrapLD, pad: path, links: kernelLinks}, p.tools)
+	if err != nil {
+		return job.Variant{}, fmt.Errorf("%w; or patch the source: %s", err, pad.Instructions())
+	}
+	return job.Variant{Name: RestoreName, Env: wrapEnv(restoreVars(pad, path), wdir)}, nil
 }

@@ -7,19 +7,21 @@
 //
 // A [Preset] knows the knobs of one toolchain; [Lookup] returns it by name:
 //
-//   - "c" (also "gcc", "clang"): CFLAGS/CXXFLAGS with -falign-functions=64
-//     -falign-loops=64, and padding assembler files linked first through
-//     EXTRA_OBJS, which the build must put before its own objects on the
-//     link command line;
+//   - "c" (also "gcc", "clang"): a folder of compiler wrappers first on
+//     PATH (wrap.go) that add -falign-functions=64 -falign-loops=64 to
+//     every compile and link, and put a padding assembler file first on
+//     the link line of each of the job's artifacts, so that builds which
+//     honour neither CFLAGS nor EXTRA_OBJS take the knobs;
 //   - "go": GOFLAGS with -ldflags=-funcalign=64 or -ldflags=-randlayout=SEED,
 //     and a padding file added to the package built in the build directory
 //     through -overlay;
 //   - "rust": RUSTFLAGS with LLVM's -align-all-functions and -align-loops,
 //     lld's --shuffle-sections, and a padding object ordered first with
 //     lld's --symbol-ordering-file;
-//   - "kernel": KCFLAGS=-falign-functions=N and the Kconfig option
+//   - "kernel": KCFLAGS=-falign-functions=64 and the Kconfig option
 //     CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B (named in PERFBOT_KCONFIG for
-//     the build command to apply);
+//     the build command to apply); padding linked first into vmlinux by an
+//     ld wrapper first on PATH;
 //   - "env": only the PERFBOT_* variables below, for any other build to map
 //     to its own flags.
 //
@@ -161,7 +163,7 @@ func LookupIn(name, dir string) (Preset, error) {
 	case "rust":
 		return rustPreset{}, nil
 	case "kernel":
-		return kernelPreset{}, nil
+		return newKernel(dir)
 	case "env":
 		return envPreset{}, nil
 	case "":
@@ -310,10 +312,29 @@ func firstErr(errs ...error) error {
 }
 
 // noSpaces rejects paths that cannot go into space-separated flag lists
-// (GOFLAGS, RUSTFLAGS, EXTRA_OBJS).
+// (GOFLAGS, RUSTFLAGS).
 func noSpaces(what, path string) error {
 	if strings.ContainsAny(path, " \t\n") {
 		return fmt.Errorf("knobs: %s path %q holds white space, which %s cannot carry; use a knobs folder without spaces", what, path, what)
 	}
 	return nil
+}
+
+// Find returns the variant of preset p called name: AlignName, or one of
+// its text, data or joint layouts (text16, data32, layout2, ...); ok is
+// false when p has none of that name. "" is the plain build.
+func Find(p Preset, name string) (v job.Variant, ok bool) {
+	if name == "" {
+		return job.Variant{}, true
+	}
+	all := []job.Variant{p.ForcedAlignment()}
+	all = append(all, p.TextLayouts(MaxLayouts)...)
+	all = append(all, p.DataLayouts(MaxLayouts)...)
+	all = append(all, p.Layouts(MaxLayouts)...)
+	for _, v := range all {
+		if v.Name == name {
+			return v, true
+		}
+	}
+	return job.Variant{}, false
 }

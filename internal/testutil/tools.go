@@ -39,6 +39,10 @@ var tools = map[string]tool{
 	"perf":               {"linux-perf", true},
 	"valgrind":           {"valgrind", true},
 	"callgrind_annotate": {"valgrind", true},
+	// The layout knobs' wrappers are checked under CMake and behind or
+	// before ccache (internal/knobs).
+	"cmake":  {"cmake", true},
+	"ccache": {"ccache", true},
 	// Essential Debian packages, on every Debian system.
 	"sh":      {"dash", true},
 	"setarch": {"util-linux", true},

@@ -92,7 +92,8 @@ func (b *bisector) badValues() []float64 { return b.ends[1].replicates() }
 
 // rangeEnds compares the ends of a range other than the main one: it is
 // searched when they differ by more than MinEffect in the direction of the
-// change, else it ends with its status. The first look uses the runs
+// change (a half of a split range: by any amount), else it ends with its
+// status. The first look uses the runs
 // stored, with at least CheckRuns of each end (what a culprit and its
 // parent have after the check), which often decides; then the ends get
 // twice as many, as the main range's ends do.
@@ -131,7 +132,7 @@ func (b *bisector) rangeEnds(ctx context.Context) error {
 			rg.Status = RangeUndecided
 		case b.dir*logChange(cmp.Change) < 0:
 			rg.Status = RangeOtherWay
-		case math.Abs(cmp.Change) < 100*b.opt.MinEffect:
+		case math.Abs(cmp.Change) < 100*b.opt.MinEffect && !rg.Split:
 			rg.Status = RangeSmall
 		default:
 			b.logf("range %d (%s): %s %+.1f%% (%s): searching it", st.Range+1, b.rangeName(st.Range), b.st.Result.Metric, cmp.Change, cmp.Reason)

@@ -131,6 +131,8 @@ func (b *bisector) settleMerge(i int) {
 		c.Note = fmt.Sprintf("whether %s reproduces the change cannot be told (%s): the merge stays the culprit", side, change)
 	case RangeUnconfirmed:
 		c.Note = fmt.Sprintf("%s reproduces the change (%s), but the check did not confirm the commit found inside, %s", side, change, rg.Culprit.Short())
+	case RangeSplit:
+		c.Note = fmt.Sprintf("%s reproduces the change (%s); the merged side holds more than one change, and no culprit found in it was confirmed", side, change)
 	case RangeCandidates:
 		c.Note = fmt.Sprintf("%s reproduces the change (%s); skipped commits inside leave %d candidates", side, change, len(rg.Candidates))
 	case RangeBudget, RangeFailed:

@@ -63,7 +63,7 @@ func TestStateV1(t *testing.T) {
 // runs after it, culprits named, how often exactly the true set is named,
 // and how often a confirmed culprit is not a true one.
 //
-//	go test ./internal/bisect -run '^$' -bench Culprits -benchtime 200x
+//	go test ./internal/bisect -run '^$' -bench Culprits -benchtime 300x
 func BenchmarkCulprits(b *testing.B) {
 	for _, sc := range []struct {
 		name  string

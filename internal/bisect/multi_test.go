@@ -306,3 +306,57 @@ func TestResumeRanges(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryImprovement: the search for improvements names each of two
+// too; and with a Triage function, every culprit is triaged once, against
+// its own parent.
+func TestEveryImprovement(t *testing.T) {
+	truth := map[int]float64{14: math.Log(0.8), 44: math.Log(0.75)}
+	h := newHistory(63, truth, nil, nil)
+	triaged := map[string]string{}
+	tri := func(ctx context.Context, parent, culprit gitrev.Commit) (*Triage, error) {
+		if _, ok := triaged[culprit.Hash]; ok {
+			t.Errorf("%s triaged twice", culprit.Short())
+		}
+		triaged[culprit.Hash] = parent.Hash
+		return &Triage{Verdict: "real-regression", Sentence: "real"}, nil
+	}
+	r, err := bisectSim(t, h, newSim(h, 4), Options{Improvement: true, Triage: tri})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := culpritSet(r, h); !slices.Equal(got, keys(truth)) {
+		logSteps(t, r)
+		t.Fatalf("culprits %v, want %v", got, keys(truth))
+	}
+	for _, c := range r.Culprits {
+		if triaged[c.Commit.Hash] != c.Parent.Hash || c.Triage == nil || c.Triage.Verdict != "real-regression" {
+			t.Errorf("culprit %s: triaged against %q, triage %+v", c.Commit.Short(), triaged[c.Commit.Hash], c.Triage)
+		}
+	}
+	if r.Triage == nil || len(triaged) != 2 {
+		t.Errorf("Result.Triage %v, %d triages", r.Triage, len(triaged))
+	}
+}
+
+// TestTwoInsideMerge: a merged branch with two changes: both are named,
+// each through the merge, and the merge is no longer a culprit.
+func TestTwoInsideMerge(t *testing.T) {
+	for seed := range int64(5) {
+		h, side := mergeHistory(nil, map[int]float64{2: math.Log(1.2), 8: math.Log(1.25)}, 0)
+		r, err := bisectSim(t, h, newSim(h, seed), Options{Graph: simGraph{h}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []int{1000 + h.side[side[2].Hash], 1000 + h.side[side[8].Hash]}
+		if got := culpritSet(r, h); !slices.Equal(got, want) {
+			logSteps(t, r)
+			t.Fatalf("seed %d: culprits %v, want %v", seed, got, want)
+		}
+		for _, c := range r.Culprits {
+			if len(c.Via) != 1 || c.Via[0].Hash != h.path[25].Hash || c.Merge {
+				t.Errorf("seed %d: culprit %s via %v", seed, c.Commit.Short(), c.Via)
+			}
+		}
+	}
+}

@@ -107,6 +107,10 @@ func (b *bisector) next(ctx context.Context) error {
 			b.settleMerge(i)
 			continue
 		}
+		// The path first: an error leaves the state as it was.
+		if _, err := b.pathOf(ctx, rg.Path); err != nil {
+			return err
+		}
 		st.Range = i
 		rg.Status = RangeSearching
 		if err := b.enter(ctx); err != nil {
@@ -306,7 +310,11 @@ func (b *bisector) split(m int) error {
 	rg.Note = fmt.Sprintf("%s differs from both ends: the range holds more than one change, searched as two ranges split there", at.Short())
 	rg.Culprit, rg.Parent, rg.Check, rg.Merge = nil, nil, nil, false
 	b.logf("range %d: %s", st.Range+1, rg.Note)
+	n := len(b.st.Result.Ranges)
 	b.addSides(st.Range, m, m, &at)
+	for i := n; i < len(b.st.Result.Ranges); i++ {
+		b.st.Result.Ranges[i].Split = true
+	}
 	st.Phase = PhaseNext
 	return nil
 }

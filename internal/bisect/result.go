@@ -145,6 +145,10 @@ type Range struct {
 	Of *gitrev.Commit `json:"of,omitempty"`
 	// Via lists the merges, outermost first, inside which the range lies.
 	Via []gitrev.Commit `json:"via,omitempty"`
+	// Split is set on the two halves of a range split at Of, a commit
+	// that differed from both its ends by at least MinEffect: a half is
+	// searched when its ends differ toward the change at all.
+	Split bool `json:"split,omitempty"`
 	// Path is the index of the range whose first-parent path holds this
 	// range's commits (the main range's path, or a merge range's own),
 	// and Span their positions on it: (Span[0], Span[1]], -1 being that

@@ -658,9 +658,10 @@ func BenchmarkSimulated(b *testing.B) {
 		{"fixed6/8%/quiet", Options{Fixed: 6}, 1.08, quiet},
 	} {
 		b.Run(sc.name, func(b *testing.B) {
-			find, check, wrong := simScheme(b, b.N, sc.effect, sc.noise, sc.opt)
+			find, check, extra, wrong := simSchemeExtra(b, b.N, sc.effect, sc.noise, sc.opt)
 			b.ReportMetric(find, "find-runs/op")
 			b.ReportMetric(check, "check-runs/op")
+			b.ReportMetric(extra, "extra-runs/op")
 			b.ReportMetric(100*wrong, "%wrong")
 		})
 	}

@@ -281,11 +281,14 @@ func (b *bisector) evidence(vg, vb Comparison, near Verdict) (verdict Verdict, r
 			bad = append(bad, fmt.Sprintf("differs from bad by %+.1f%%, beyond it", vb.Change))
 		}
 	}
-	between := vg.Decision == "different" && b.dir*xg > 0 && vb.Decision == "different" && b.dir*xb < 0
+	// Part of the change before it and part after, each at least
+	// MinEffect (what a range needs to be searched): the range is searched
+	// as two (see split). Smaller differences may be noise around a single
+	// change: the nearer end decides, as it does with MaxCulprits 1.
+	between := vg.Decision == "different" && b.dir*xg > 0 && vb.Decision == "different" && b.dir*xb < 0 &&
+		math.Abs(vg.Change) >= 100*b.opt.MinEffect && math.Abs(vb.Change) >= 100*b.opt.MinEffect
 	switch {
 	case between && b.opt.MaxCulprits > 1:
-		// Part of the change is before it and part after: the range is
-		// searched as two (see split).
 		return Bad, strings.Join(append(good, bad...), "; ") + "; between the ends: the range holds more than one change, searched as two ranges split here",
 			"more than one change in the range: this commit differs from both ends"
 	case len(good) > 0 && len(bad) > 0:

@@ -42,6 +42,9 @@ type bisectFlags struct {
 	storeDir          string
 	jobName           string
 	restart, noTriage bool
+	maxCulprits       int
+	extraRuns         int
+	firstParent       bool
 }
 
 func newBisectCmd(a *app) *cobra.Command {
@@ -79,6 +82,24 @@ alignment (forced) or measured under a sweep of --layouts text layouts
 (sweep; the figure is the geometric mean over the layouts), so that a
 commit that only moves code does not look like a change.
 
+A range can hold more than one change. After each confirmed culprit, the
+ranges it leaves (from the range's good end to the culprit's parent, and
+from the culprit to the range's bad end) are compared end to end and
+searched in turn when their ends differ, so every culprit is named; a
+commit found to differ from both ends of its range splits the range in
+two the same way. --max-culprits (default 4; 1 names only the first) and
+--extra-runs (a cap on the runs taken after the first culprit; 0: none)
+bound that search; the ranges the budget leaves are listed as not searched,
+and running again with a larger budget goes on from there.
+
+A culprit that is a merge is searched inside: when its second parent,
+measured against the merge base, reproduces the change, the merged side
+(from the merge base to the second parent, on its first-parent history)
+is bisected and the culprit found there is named, with the merge it came
+through; when it does not, neither side alone has the change and the merge
+itself is the culprit (an interaction). --first-parent leaves merges as
+they are.
+
 The bisection's state is saved in the results store after every step:
 an interrupted bisect resumes where it stopped when run again with the
 same arguments; a finished one prints its report again. --restart forgets
@@ -91,7 +112,8 @@ whose CPUs share a core or a cache. --speculate runs measures them in the
 same interleaved batch, which only pays when several runs can happen at
 once. See docs/bisect.md.
 
-Exit status: 0 a culprit was found and the check confirmed it; 1 no
+Exit status: 0 a culprit was found and the check confirmed it (the first
+one: the others, and a budget that ran out, are in the report); 1 no
 confirmed culprit (the ends do not differ, the check did not confirm, or
 skipped commits leave several candidates); 2 bad input or an error.`,
 		Args: cobra.ExactArgs(1),
@@ -121,7 +143,10 @@ skipped commits leave several candidates); 2 bad input or an error.`,
 	fl.StringVar(&f.storeDir, "store", "", "results store folder (default: .perfbot next to the job file)")
 	fl.StringVar(&f.jobName, "job", "", "the atomic job to bisect when the job file has a params matrix")
 	fl.BoolVar(&f.restart, "restart", false, "forget a saved bisection of these arguments and start again")
-	fl.BoolVar(&f.noTriage, "no-triage", false, "do not triage the culprit")
+	fl.BoolVar(&f.noTriage, "no-triage", false, "do not triage the culprits")
+	fl.IntVar(&f.maxCulprits, "max-culprits", bisect.DefaultMaxCulprits, "most culprits to name: after each, the ranges it leaves are searched while their ends differ (1: only the first)")
+	fl.IntVar(&f.extraRuns, "extra-runs", 0, "most runs to take after the first culprit, looking for more (0: no cap but --max-culprits)")
+	fl.BoolVar(&f.firstParent, "first-parent", false, "do not search inside a culprit that is a merge")
 	_ = fl.MarkHidden("fixed")
 	return cmd
 }
@@ -148,6 +173,12 @@ func (f *bisectFlags) validate() error {
 	case "auto", "none", "build", "runs":
 	default:
 		errs = append(errs, fmt.Errorf("--speculate %q: want auto, none, build or runs", f.speculate))
+	}
+	if f.maxCulprits < 1 {
+		errs = append(errs, fmt.Errorf("--max-culprits %d: want 1 or more", f.maxCulprits))
+	}
+	if f.extraRuns < 0 {
+		errs = append(errs, fmt.Errorf("--extra-runs %d: want 0 (no cap) or more", f.extraRuns))
 	}
 	if !(f.effect > 0 && f.effect < 1000) {
 		errs = append(errs, fmt.Errorf("--effect %v: want a percentage above 0", f.effect))
@@ -235,7 +266,8 @@ func bisectJob(ctx context.Context, a *app, cmd *cobra.Command, f bisectFlags, j
 
 	// The saved state of the same bisection, if any.
 	key := bisect.StateKey(j, good.Hash, bad.Hash, ref.Name, variants, bisect.Settings{Improvement: f.improvement,
-		Alpha: f.alpha, EffectPct: f.effect, EndRuns: f.endRuns, StepRuns: f.stepRuns, MaxRuns: f.maxRuns, CheckRuns: f.checkRuns, Fixed: f.fixed})
+		Alpha: f.alpha, EffectPct: f.effect, EndRuns: f.endRuns, StepRuns: f.stepRuns, MaxRuns: f.maxRuns, CheckRuns: f.checkRuns, Fixed: f.fixed,
+		FirstParentOnly: f.firstParent})
 	resume, err := bisect.LoadState(ctx, s.Store, key, f.restart)
 	if err != nil {
 		return err
@@ -256,6 +288,7 @@ func bisectJob(ctx context.Context, a *app, cmd *cobra.Command, f bisectFlags, j
 		Alpha: f.alpha, MinEffect: f.effect / 100,
 		EndRuns: f.endRuns, StepRuns: f.stepRuns, MaxRuns: f.maxRuns, CheckRuns: f.checkRuns,
 		Fixed: f.fixed, Speculate: spec, Resume: resume, Save: bisect.SaveState(s.Store, key), Log: logf,
+		MaxCulprits: f.maxCulprits, ExtraRuns: f.extraRuns, FirstParentOnly: f.firstParent, Graph: bisect.GitGraph{Repo: s.Repo},
 	}
 	if doTriage {
 		opt.Triage = func(ctx context.Context, parent, culprit gitrev.Commit) (*bisect.Triage, error) {

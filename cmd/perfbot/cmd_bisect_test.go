@@ -53,8 +53,22 @@ type bisectJSONDoc struct {
 			Verdict  string `json:"verdict"`
 			Sentence string `json:"sentence"`
 		} `json:"triage"`
-		Runs   int `json:"runs"`
-		Builds int `json:"builds"`
+		Runs     int `json:"runs"`
+		Builds   int `json:"builds"`
+		Culprits []struct {
+			Commit struct {
+				Hash string `json:"Hash"`
+			} `json:"commit"`
+			Via []struct {
+				Hash string `json:"Hash"`
+			} `json:"via"`
+			Merge       bool `json:"merge"`
+			Interaction bool `json:"interaction"`
+		} `json:"culprits"`
+		Ranges []struct {
+			Kind   string `json:"kind"`
+			Status string `json:"status"`
+		} `json:"ranges"`
 	} `json:"result"`
 }
 

@@ -30,10 +30,12 @@ against its parent ("perfbot triage"), which rebuilds both under forced
 alignment and other layouts and says whether the change is real. It needs
 git, make and gcc, and takes about a minute.
 
-With --history triage or --history bisect, demo only creates the history
-that perfbot's triage and bisect tests use (a base with one branch per case;
-64 commits with one real regression, one alignment-only shift and one broken
-build) and prints the commands to run on it.
+With --history triage, bisect or bisect-merge, demo only creates the
+history that perfbot's triage and bisect tests use (a base with one branch
+per case; 64 commits with one real regression, one alignment-only shift and
+one broken build; 24 first-parent commits with an alignment-only shift and
+the merge of a branch that holds the real regression) and prints the
+commands to run on it.
 
 The project and its results store are kept, so you can run perfbot on them
 yourself afterwards; demo prints the commands.`,
@@ -99,7 +101,7 @@ yourself afterwards; demo prints the commands.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&history, "history", demo.HistoryDemo, "demo (create and measure), or only create the history the triage or bisect tests use: triage, bisect")
+	fl.StringVar(&history, "history", demo.HistoryDemo, "demo (create and measure), or only create the history the triage or bisect tests use: triage, bisect, bisect-merge")
 	fl.BoolVar(&noTriage, "no-triage", false, "only compare; do not triage the alignment-only commit")
 	fl.StringVar(&dir, "dir", "", "create the demo project here (default: a new temporary folder)")
 	fl.BoolVarP(&f.all, "all", "a", false, "print every metric, not only the changed ones")
@@ -116,10 +118,14 @@ yourself afterwards; demo prints the commands.`,
 func describeHistory(a *app, repo *demo.Repo) error {
 	fmt.Fprintf(a.stdout, "demo project (%s history) in %s\n", repo.History, repo.Dir)
 	for _, c := range repo.Commits {
-		if repo.History == demo.HistoryBisect && c.Effect == demo.EffectNoChange {
+		if (repo.History == demo.HistoryBisect || repo.History == demo.HistoryBisectMerge) && c.Effect == demo.EffectNoChange {
 			continue
 		}
-		fmt.Fprintf(a.stdout, "  %.12s  %-16s %s\n", c.Hash, c.Effect, c.Subject)
+		on := ""
+		if c.Branch != "main" && repo.History == demo.HistoryBisectMerge {
+			on = " (on branch " + c.Branch + ")"
+		}
+		fmt.Fprintf(a.stdout, "  %.12s  %-16s %s%s\n", c.Hash, c.Effect, c.Subject, on)
 	}
 	base := repo.ByLabel(demo.EffectBase)
 	switch repo.History {
@@ -128,7 +134,7 @@ func describeHistory(a *app, repo *demo.Repo) error {
 		for _, c := range repo.Commits[1:] {
 			fmt.Fprintf(a.stdout, "  perfbot triage --metric %s %s %.12s %.12s   # %s\n", orDefault(c.Metric, "text_ms"), repo.JobFile, base.Hash, c.Hash, c.Effect)
 		}
-	case demo.HistoryBisect:
+	case demo.HistoryBisect, demo.HistoryBisectMerge:
 		last := repo.Commits[len(repo.Commits)-1]
 		fmt.Fprintf(a.stdout, "\ntry (a few minutes each):\n")
 		fmt.Fprintf(a.stdout, "  perfbot bisect %s --good %.12s --bad %.12s --metric text_ms\n", repo.JobFile, base.Hash, last.Hash)

@@ -1,6 +1,7 @@
-// Package bisect finds the commit that changed a benchmark metric on the
-// first-parent history between a good and a bad commit, deciding every
-// step with a statistical test instead of one run.
+// Package bisect finds the commits that changed a benchmark metric between
+// a good and a bad commit, on the first-parent history and inside the
+// merges that brought a change, deciding every step with a statistical
+// test instead of one run.
 //
 // The search, step by step:
 //
@@ -17,9 +18,11 @@
 //     side when it is the same as bad, or different from good toward bad;
 //     and the evidence must agree with the end it is nearer to. Otherwise
 //     it gets more runs (doubling, up to MaxRuns; the ends get as many).
-//     A candidate that differs from both ends (the range holds more than
-//     one change) goes to the nearer end and the step says so; one still
-//     unknown at MaxRuns is placed the same way and marked as a guess. A
+//     A candidate that differs from both ends toward each other (the range
+//     holds more than one change) splits the range in two there (see 6);
+//     with MaxCulprits 1 it goes to the nearer end and the step says so.
+//     One still unknown at MaxRuns goes to the nearer end and is marked as
+//     a guess. A
 //     commit that fails to build, or whose runs all fail, is skipped like
 //     "git bisect skip".
 //  3. Canaries. Every look at a candidate takes one fresh run of an end
@@ -34,9 +37,21 @@
 //     culprit and then its parent are re-tested with all their runs; if
 //     one turns out to be on the other side, the search goes on from
 //     there (at most [MaxRetests] times).
-//  5. Triage. With an [Options.Triage] function (the plain build mode),
-//     the culprit and its parent are triaged, to say whether the change is
-//     real or an alignment artifact.
+//  5. Merges. A confirmed culprit M that is a merge (with an
+//     [Options.Graph]) is searched inside: when M^2 differs from
+//     merge-base(M^1, M^2) like the ends of a range, that stretch of M^2's
+//     first-parent history is bisected and the culprit found there takes
+//     M's place (Culprit.Via names M); when it does not, neither side alone
+//     has the change and M is the culprit, marked as an interaction.
+//  6. Every culprit. The ranges a confirmed culprit leaves (from its
+//     range's good end to its parent, from it to its range's bad end) are
+//     compared end to end and searched the same way when they differ, so
+//     that every change is named ([Result.Culprits], [Result.Ranges]), up
+//     to MaxCulprits culprits and ExtraRuns runs; the ranges the budget
+//     leaves are reported as such ([RangeBudget]).
+//  7. Triage. With an [Options.Triage] function (the plain build mode),
+//     each culprit and its parent are triaged, to say whether the change
+//     is real or an alignment artifact.
 //
 // With several layouts (a layout sweep: every commit built under each),
 // the figure of a run number is the geometric mean over the layouts of
@@ -68,6 +83,8 @@ const (
 	DefaultMaxRuns   = 40   // most runs of one commit (per layout)
 	DefaultAlpha     = 0.01 // per look, Pinpoint's
 	DefaultMinEffect = 0.05 // changes within ±5 % count as "the same"
+	// DefaultMaxCulprits is the most culprits a bisection names.
+	DefaultMaxCulprits = 4
 )
 
 // MinRuns returns the fewest runs n of one side such that a Mann-Whitney

@@ -12,25 +12,17 @@ import (
 
 // land records the culprit and moves to the check.
 func (b *bisector) land(ctx context.Context) error {
-	st, r := b.st, &b.st.Result
-	c := b.path[st.Hi]
-	p := r.Good
-	if st.Lo >= 0 {
-		p = b.path[st.Lo]
+	st, r, rg := b.st, &b.st.Result, b.rg()
+	c, p := b.path[st.Hi], b.at(st.Lo)
+	rg.Culprit, rg.Parent = &c, &p
+	merge, err := b.isMerge(ctx, c)
+	if err != nil {
+		return err
 	}
-	r.Culprit, r.Parent = &c, &p
-	if m, ok := b.opt.Measurer.(interface {
-		IsMerge(ctx context.Context, c gitrev.Commit) (bool, error)
-	}); ok {
-		merge, err := m.IsMerge(ctx, c)
-		if err != nil {
-			return err
-		}
-		r.Merge = merge
-	}
-	b.logf("first bad commit: %s %q (after %d steps)", c.Short(), c.Subject, len(r.Steps))
+	rg.Merge = merge
+	b.logf("first bad commit%s: %s %q (after %d steps)", b.rangeSuffix(), c.Short(), c.Subject, len(r.Steps))
 	if b.opt.Fixed > 0 {
-		st.Phase = PhaseDone
+		st.Phase = PhaseNext
 		return nil
 	}
 	// The check's fresh runs are the ones after those stored now.
@@ -45,7 +37,7 @@ func (b *bisector) land(ctx context.Context) error {
 
 // check re-measures parent and culprit with fresh interleaved runs.
 func (b *bisector) check(ctx context.Context) error {
-	st, r := b.st, &b.st.Result
+	st, r := b.st, b.rg()
 	p, c := *r.Parent, *r.Culprit
 	n := b.opt.CheckRuns
 	for {
@@ -81,7 +73,7 @@ func (b *bisector) check(ctx context.Context) error {
 			r.Check.Reason = fmt.Sprintf("not confirmed: fresh runs cannot tell culprit and parent apart (%s)", cmp.Reason)
 		}
 		b.logf("check: %s", r.Check.Reason)
-		st.Phase = PhaseTriage
+		st.Phase = PhaseNext
 		if !r.Check.Confirmed && st.Retests < MaxRetests {
 			st.Phase = PhaseRetest
 		}
@@ -99,32 +91,35 @@ const MaxRetests = 2
 // check's fresh runs included) and more while unknown; when one of them
 // turns out to be on the other side, the bisection goes on from there.
 func (b *bisector) retest(ctx context.Context) error {
-	st, r := b.st, &b.st.Result
+	st, r, rg := b.st, &b.st.Result, b.rg()
 	if err := b.loadEnds(ctx); err != nil {
 		return err
 	}
 	st.Retests++
-	failed := fmt.Sprintf("the check did not confirm %s (%s)", r.Culprit.Short(), r.Check.Reason)
+	failed := fmt.Sprintf("the check did not confirm %s%s (%s)", rg.Culprit.Short(), b.rangeSuffix(), rg.Check.Reason)
 	test := func(i int) (Verdict, error) {
-		s := Step{N: len(r.Steps) + 1, Index: i, Commit: b.path[i], Remaining: st.Hi - st.Lo, Retest: true}
+		s := Step{N: len(r.Steps) + 1, Index: i, Commit: b.path[i], Remaining: st.Hi - st.Lo, Retest: true, Range: st.Range}
 		if err := b.classify(ctx, &s, nil); err != nil {
 			return "", err
 		}
 		r.Steps = append(r.Steps, s)
 		b.logf("re-test %d: %s is %s: %s", st.Retests, s.Commit.Short(), s.Verdict, s.Reason)
+		if s.Between {
+			return "", b.split(i)
+		}
 		return s.Verdict, nil
 	}
 	v, err := test(st.Hi)
-	if err != nil {
+	if err != nil || v == "" {
 		return err
 	}
 	lo, hi := st.Lo, st.Hi
 	switch {
 	case v == Good:
 		lo, hi = st.Hi, b.nextBad(st.Hi)
-	case st.Lo >= 0:
+	case st.Lo > rg.Span[0]:
 		v, err := test(st.Lo)
-		if err != nil {
+		if err != nil || v == "" {
 			return err
 		}
 		if v == Bad {
@@ -133,28 +128,31 @@ func (b *bisector) retest(ctx context.Context) error {
 	}
 	if lo == st.Lo && hi == st.Hi {
 		r.Notes = append(r.Notes, failed+"; re-tests confirmed both sides, so the change is smaller or more spread out than the check can see")
-		st.Phase = PhaseTriage
+		st.Phase = PhaseNext
 		return nil
 	}
 	r.Notes = append(r.Notes, failed+"; a re-test moved the search, which went on")
-	r.Culprit, r.Parent, r.Check = nil, nil, nil
+	rg.Culprit, rg.Parent, rg.Check, rg.Merge = nil, nil, nil, false
 	st.Lo, st.Hi = lo, hi
 	st.Phase = PhaseSteps
 	return nil
 }
 
-// latest returns the latest verdict of each tested position.
+// latest returns the latest verdict of each position tested in the
+// current range.
 func (b *bisector) latest() map[int]Verdict {
 	v := map[int]Verdict{}
 	for _, s := range b.st.Result.Steps {
-		v[s.Index] = s.Verdict
+		if s.Range == b.st.Range {
+			v[s.Index] = s.Verdict
+		}
 	}
 	return v
 }
 
 // nextBad is the first position after i found bad, else the bad end.
 func (b *bisector) nextBad(i int) int {
-	best := len(b.path) - 1
+	best := b.rg().Span[1]
 	for j, v := range b.latest() {
 		if v == Bad && j > i && j < best {
 			best = j
@@ -165,7 +163,7 @@ func (b *bisector) nextBad(i int) int {
 
 // prevGood is the last position before i found good, else the good end.
 func (b *bisector) prevGood(i int) int {
-	best := -1
+	best := b.rg().Span[0]
 	for j, v := range b.latest() {
 		if v == Good && j < i && j > best {
 			best = j
@@ -187,24 +185,37 @@ func (b *bisector) loadEnds(ctx context.Context) error {
 	return nil
 }
 
+// triage triages one culprit that has no triage yet (every confirmed
+// culprit; without one, the main range's unconfirmed culprit), and ends
+// the bisection when none is left.
 func (b *bisector) triage(ctx context.Context) error {
 	r := &b.st.Result
-	b.st.Phase = PhaseDone
-	if b.opt.Triage == nil || r.Culprit == nil {
+	var slot **Triage
+	var parent, culprit gitrev.Commit
+	for i := range r.Culprits {
+		if c := &r.Culprits[i]; c.Triage == nil {
+			slot, parent, culprit = &c.Triage, c.Parent, c.Commit
+			break
+		}
+	}
+	if main := &r.Ranges[0]; len(r.Culprits) == 0 && main.Culprit != nil && main.Triage == nil {
+		slot, parent, culprit = &main.Triage, *main.Parent, *main.Culprit
+	}
+	if b.opt.Triage == nil || slot == nil {
+		b.st.Phase = PhaseDone
 		return nil
 	}
-	b.logf("triage: %s vs its parent %s", r.Culprit.Short(), r.Parent.Short())
-	t, err := b.opt.Triage(ctx, *r.Parent, *r.Culprit)
+	b.logf("triage: %s vs its parent %s", culprit.Short(), parent.Short())
+	t, err := b.opt.Triage(ctx, parent, culprit)
 	if err != nil {
 		if ctx.Err() != nil {
-			b.st.Phase = PhaseTriage
 			return err
 		}
-		r.Triage = &Triage{Error: err.Error()}
+		*slot = &Triage{Error: err.Error()}
 		b.logf("triage failed: %v", err)
 		return nil
 	}
-	r.Triage = t
+	*slot = t
 	b.logf("triage: %s: %s", t.Verdict, t.Sentence)
 	return nil
 }

@@ -60,6 +60,29 @@ type Options struct {
 	Fixed int
 	// Speculate says how to work ahead (default SpeculateNone).
 	Speculate Speculation
+	// MaxCulprits is the most culprits to name (default
+	// DefaultMaxCulprits): after each confirmed culprit, the ranges it
+	// leaves (from the range's good end to the culprit's parent, from the
+	// culprit to the range's bad end) are searched in turn when their
+	// ends differ. Once MaxCulprits are named, the ranges left are not
+	// searched and are reported as such ([RangeBudget]); 1 names only the
+	// first culprit, as "git bisect" does. ExtraRuns, when > 0, caps the
+	// runs taken after the first culprit is confirmed the same way: no
+	// range starts, and no step of a started one is taken, once that many
+	// runs are spent (a look or a check under way is finished). Neither
+	// cap stops the search inside a merge culprit: it refines a culprit
+	// already counted.
+	MaxCulprits, ExtraRuns int
+	// FirstParentOnly leaves merges as they are: a culprit that is a
+	// merge is reported as one. Otherwise, with a Graph, the merged side
+	// of a merge culprit M is searched: from merge-base(M^1, M^2) to M^2,
+	// when M^2 reproduces the change against that base; when it does not,
+	// the merge itself is the culprit (an interaction of the two sides).
+	FirstParentOnly bool
+	// Graph is the commit graph (parents, merge bases, first-parent
+	// paths) for the search inside merges; nil uses the Measurer when it
+	// implements [Graph], else merges are not searched.
+	Graph Graph
 	// Triage, when set, is called on the culprit and its parent.
 	Triage func(ctx context.Context, parent, culprit gitrev.Commit) (*Triage, error)
 	// Resume continues the bisection this state describes; nil starts
@@ -112,6 +135,21 @@ func (o *Options) defaults() error {
 		return fmt.Errorf("bisect: %d check runs: need at least %d of each side for a test at alpha %v", o.CheckRuns, minCheckRuns(o.Alpha), o.Alpha)
 	case o.Fixed < 0:
 		return fmt.Errorf("bisect: %d fixed runs", o.Fixed)
+	}
+	switch {
+	case o.MaxCulprits < 0:
+		return fmt.Errorf("bisect: at most %d culprits", o.MaxCulprits)
+	case o.ExtraRuns < 0:
+		return fmt.Errorf("bisect: a budget of %d extra runs", o.ExtraRuns)
+	case o.MaxCulprits == 0:
+		o.MaxCulprits = DefaultMaxCulprits
+	}
+	if o.Graph == nil {
+		o.Graph, _ = o.Measurer.(Graph)
+	}
+	if o.Fixed > 0 {
+		// The fixed scheme is the plain "git bisect run": one culprit.
+		o.MaxCulprits, o.FirstParentOnly = 1, true
 	}
 	switch o.Speculate {
 	case "":

@@ -48,7 +48,13 @@ type Step struct {
 	Disturbed int `json:"disturbed,omitempty"`
 	// Retest is set on the re-test of a culprit the check did not
 	// confirm, or of its parent.
-	Retest bool        `json:"retest,omitempty"`
+	Retest bool `json:"retest,omitempty"`
+	// Between is set when, looking for every culprit, the commit differs
+	// from both ends toward each other: the range was split there.
+	Between bool `json:"between,omitempty"`
+	// Range is the index in Result.Ranges of the range searched (0, the
+	// main range, is left out of the JSON); Index is on its path.
+	Range  int         `json:"range,omitempty"`
 	VsGood *Comparison `json:"vs_good,omitempty"`
 	VsBad  *Comparison `json:"vs_bad,omitempty"`
 	Reason string      `json:"reason"` // why the verdict, in words
@@ -73,6 +79,103 @@ type Triage struct {
 	Error    string `json:"error,omitempty"`
 }
 
+// Culprit is one commit that changed the metric, confirmed by its check.
+type Culprit struct {
+	Commit gitrev.Commit `json:"commit"`
+	Parent gitrev.Commit `json:"parent"` // its first parent
+	// Change is the check's estimate of the change from parent to
+	// culprit, in percent.
+	Change float64 `json:"change"`
+	Check  *Check  `json:"check,omitempty"`
+	Range  int     `json:"range"` // the index in Result.Ranges of the range that named it
+	// Merge is set when the culprit is a merge commit: its merged side was
+	// not searched, or did not name a culprit of its own (see Interaction
+	// and Note).
+	Merge bool `json:"merge,omitempty"`
+	// Interaction is set on a merge whose second parent, measured against
+	// the merge base, does not reproduce the change: neither side alone
+	// has it, so it comes from combining them.
+	Interaction bool `json:"interaction,omitempty"`
+	// Via lists the merges, outermost first, through which the culprit
+	// came into the first-parent history; empty when it is on it.
+	Via    []gitrev.Commit `json:"via,omitempty"`
+	Triage *Triage         `json:"triage,omitempty"`
+	Note   string          `json:"note,omitempty"`
+}
+
+// RangeKind says why a range was bisected.
+type RangeKind string
+
+// Kinds of a [Range].
+const (
+	RangeMain   RangeKind = "main"   // --good..--bad, the range asked for
+	RangeBefore RangeKind = "before" // from a range's good end to a culprit's parent, or to a split point
+	RangeAfter  RangeKind = "after"  // from a culprit, or a split point, to its range's bad end
+	RangeMerge  RangeKind = "merge"  // inside a merge culprit: from the merge base to its second parent
+)
+
+// RangeStatus is where the search of a range stands, or how it ended.
+type RangeStatus string
+
+// Statuses of a [Range].
+const (
+	RangePending     RangeStatus = "pending"     // not searched yet
+	RangeSearching   RangeStatus = "searching"   // being searched
+	RangeCulprit     RangeStatus = "culprit"     // a culprit named and confirmed
+	RangeUnconfirmed RangeStatus = "unconfirmed" // a culprit named, but the check did not confirm it
+	RangeCandidates  RangeStatus = "candidates"  // skipped commits leave several candidates
+	RangeSame        RangeStatus = "same"        // the ends do not differ: no further change
+	RangeSmall       RangeStatus = "small"       // the ends differ, by less than MinEffect
+	RangeOtherWay    RangeStatus = "other-way"   // the ends differ the other way
+	RangeUndecided   RangeStatus = "undecided"   // the runs cannot tell at MaxRuns
+	RangeBudget      RangeStatus = "budget"      // not searched, or stopped: the budget ran out
+	RangeFailed      RangeStatus = "failed"      // an end cannot be built or measured
+	RangeSplit       RangeStatus = "split"       // a commit differs from both ends: searched as two ranges
+)
+
+// Range is one stretch of history searched for a change: the main range,
+// a sub-range left over by a culprit, or the merged side of a merge.
+type Range struct {
+	Kind    RangeKind     `json:"kind"`
+	Good    gitrev.Commit `json:"good"`
+	Bad     gitrev.Commit `json:"bad"`
+	Commits int           `json:"commits"` // first-parent commits after Good, Bad included
+	// Of is the culprit or split point (or, for a merge range, the merge)
+	// the range is before, after or inside; nil for the main range.
+	Of *gitrev.Commit `json:"of,omitempty"`
+	// Via lists the merges, outermost first, inside which the range lies.
+	Via []gitrev.Commit `json:"via,omitempty"`
+	// Split is set on the two halves of a range split at Of, a commit
+	// that differed from both its ends by at least MinEffect: a half is
+	// searched when its ends differ toward the change at all.
+	Split bool `json:"split,omitempty"`
+	// Path is the index of the range whose first-parent path holds this
+	// range's commits (the main range's path, or a merge range's own),
+	// and Span their positions on it: (Span[0], Span[1]], -1 being that
+	// path's good end.
+	Path   int         `json:"path"`
+	Span   [2]int      `json:"span"`
+	Status RangeStatus `json:"status"`
+	// Ends compares Bad with Good (for a merge range: the merged side
+	// against the merge base, whether it reproduces the change).
+	Ends     *Comparison `json:"ends,omitempty"`
+	EndsRuns [2]int      `json:"ends_runs"`
+	// The search's outcome, as in Result.
+	Culprit    *gitrev.Commit  `json:"culprit,omitempty"`
+	Parent     *gitrev.Commit  `json:"parent,omitempty"`
+	Merge      bool            `json:"merge,omitempty"`
+	Candidates []gitrev.Commit `json:"candidates,omitempty"`
+	Check      *Check          `json:"check,omitempty"`
+	// Triage is the triage of an unconfirmed culprit of the main range
+	// (confirmed culprits keep theirs in Culprit.Triage).
+	Triage *Triage `json:"triage,omitempty"`
+	// Runs taken while this range was searched, of which CheckRuns by
+	// its checks.
+	Runs      int    `json:"runs"`
+	CheckRuns int    `json:"check_runs"`
+	Note      string `json:"note,omitempty"`
+}
+
 // Result is a finished (or, inside a [State], ongoing) bisection.
 type Result struct {
 	Metric      string        `json:"metric"`
@@ -88,7 +191,11 @@ type Result struct {
 	EndsRuns [2]int      `json:"ends_runs"` // runs of good and bad (per layout)
 	Steps    []Step      `json:"steps"`
 	// Culprit is the first bad commit and Parent its first parent; nil
-	// when skipped commits leave several possible (Candidates).
+	// when skipped commits leave several possible (Candidates). With
+	// several culprits, these fields (Culprit to Triage) are those of the
+	// first of Culprits (the main range's, or the one found inside it when
+	// it is a merge); without a confirmed culprit, those of the main
+	// range's search.
 	Culprit    *gitrev.Commit  `json:"culprit,omitempty"`
 	Parent     *gitrev.Commit  `json:"parent,omitempty"`
 	Merge      bool            `json:"merge,omitempty"` // the culprit is a merge commit
@@ -106,6 +213,35 @@ type Result struct {
 	RunsUsed      int           `json:"runs_used"`
 	Wall          time.Duration `json:"wall_ns"`
 	Notes         []string      `json:"notes,omitempty"`
+	// Culprits lists every confirmed culprit, in the order found: the
+	// main range's first (or the culprits found inside it when it is a
+	// merge), then those of the ranges left over by each.
+	Culprits []Culprit `json:"culprits,omitempty"`
+	// Ranges lists the ranges searched or left unsearched, the main range
+	// first.
+	Ranges []Range `json:"ranges,omitempty"`
+	// FirstRuns is Runs when the first culprit was confirmed.
+	FirstRuns int `json:"first_runs,omitempty"`
+}
+
+// ExtraRuns is the runs taken after the first culprit was confirmed, to
+// look for more (0 without a culprit).
+func (r *Result) ExtraRuns() int {
+	if len(r.Culprits) == 0 {
+		return 0
+	}
+	return r.Runs - r.FirstRuns
+}
+
+// Unsearched returns the ranges the budget left unsearched or stopped.
+func (r *Result) Unsearched() []Range {
+	var out []Range
+	for _, rg := range r.Ranges {
+		if rg.Status == RangeBudget {
+			out = append(out, rg)
+		}
+	}
+	return out
 }
 
 // Skipped returns the skipped steps.

@@ -65,18 +65,29 @@ func (m Mode) Variants(preset knobs.Preset, layouts int) ([]job.Variant, string,
 // Settings are the values, as the user gave them (0 for a default), that
 // change a bisection's decisions besides its job, ends, metric and
 // layouts.
+//
+// The budget of the search for more culprits (MaxCulprits, ExtraRuns) is
+// not among them: it bounds the search without changing its decisions, so
+// a bisection run again with a larger budget goes on where the smaller one
+// stopped.
 type Settings struct {
 	Improvement                           bool
 	Alpha, EffectPct                      float64
 	EndRuns, StepRuns, MaxRuns, CheckRuns int
 	Fixed                                 int
+	FirstParentOnly                       bool
 }
 
 // String is the settings' part of a state key. It must not change: saved
-// bisections are found by it.
+// bisections are found by it (settings added later are appended only when
+// set, so that the keys of earlier bisections stay the same).
 func (s Settings) String() string {
-	return fmt.Sprintf("improvement %v alpha %v effect %v runs %d %d %d %d fixed %d",
+	str := fmt.Sprintf("improvement %v alpha %v effect %v runs %d %d %d %d fixed %d",
 		s.Improvement, s.Alpha, s.EffectPct, s.EndRuns, s.StepRuns, s.MaxRuns, s.CheckRuns, s.Fixed)
+	if s.FirstParentOnly {
+		str += " first-parent"
+	}
+	return str
 }
 
 // AutoSpeculation is what --speculate auto means on this machine: build

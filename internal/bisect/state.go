@@ -20,19 +20,23 @@ const (
 	PhaseSteps  Phase = "steps"
 	PhaseCheck  Phase = "check"
 	PhaseRetest Phase = "retest"
+	PhaseNext   Phase = "next" // a range's search ended: on to the next range
 	PhaseTriage Phase = "triage"
 	PhaseDone   Phase = "done"
 )
 
-// StateVersion is the version of the [State] encoding.
-const StateVersion = 1
+// StateVersion is the version of the [State] encoding. Version 1 (one
+// range, one culprit) is read and migrated (see migrateV1).
+const StateVersion = 2
 
 // State is a bisection in progress, as checkpointed. It is JSON-encodable.
 type State struct {
 	Version int   `json:"version"`
 	Phase   Phase `json:"phase"`
-	// Lo and Hi bound the culprit's position on the path: it is in
-	// (Lo, Hi]; Lo = -1 is the good commit.
+	// Range is the index in Result.Ranges of the range being searched.
+	Range int `json:"range"`
+	// Lo and Hi bound the culprit's position on the range's path: it is
+	// in (Lo, Hi]; Lo = -1 is the path's good commit.
 	Lo, Hi int    `json:"-"`
 	LoHi   [2]int `json:"lo_hi"`
 	// CheckFrom holds the highest run number stored (under any layout)
@@ -52,7 +56,11 @@ type State struct {
 
 // bisector is one session of a bisection.
 type bisector struct {
-	opt   Options
+	opt Options
+	// paths holds the first-parent paths by the index of the range that
+	// owns them: 0 the main range's, then those of merge ranges.
+	paths map[int][]gitrev.Commit
+	// path is the current range's path and good its good end (position -1).
 	path  []gitrev.Commit
 	good  gitrev.Commit
 	st    *State
@@ -73,46 +81,70 @@ func Run(ctx context.Context, opt Options, good gitrev.Commit, path []gitrev.Com
 	if len(path) == 0 {
 		return nil, fmt.Errorf("bisect: no commits after %s", good.Short())
 	}
-	b := &bisector{opt: opt, path: path, good: good, start: opt.Now()}
+	b := &bisector{opt: opt, paths: map[int][]gitrev.Commit{0: path}, path: path, good: good, start: opt.Now()}
 	if opt.Resume != nil {
-		if err := b.resume(opt.Resume); err != nil {
+		if err := b.resume(ctx, opt.Resume, path); err != nil {
 			return nil, err
 		}
 	} else {
+		last := path[len(path)-1]
 		b.st = &State{Version: StateVersion, Phase: PhaseEnds, Lo: -1, Hi: len(path) - 1, Used: map[string]int{},
 			Result: Result{Metric: opt.Metric, Better: opt.Better, Improvement: opt.Improvement,
 				Layouts: opt.Measurer.Layouts(), Fixed: opt.Fixed,
-				Good: good, Bad: path[len(path)-1], Commits: len(path)}}
+				Good: good, Bad: last, Commits: len(path),
+				Ranges: []Range{{Kind: RangeMain, Good: good, Bad: last, Commits: len(path), Span: [2]int{-1, len(path) - 1}, Status: RangeSearching}}}}
 	}
 	return b.run(ctx)
 }
 
-func (b *bisector) resume(st *State) error {
+func (b *bisector) resume(ctx context.Context, st *State, path []gitrev.Commit) error {
+	if st.Version == 1 {
+		migrateV1(st)
+	}
 	if st.Version != StateVersion {
 		return fmt.Errorf("bisect: saved state has version %d, this perfbot reads %d; start again", st.Version, StateVersion)
 	}
 	r := &st.Result
-	last := b.path[len(b.path)-1]
-	if r.Good.Hash != b.good.Hash || r.Bad.Hash != last.Hash || r.Commits != len(b.path) {
+	last := path[len(path)-1]
+	if r.Good.Hash != b.good.Hash || r.Bad.Hash != last.Hash || r.Commits != len(path) {
 		return fmt.Errorf("bisect: saved state is for %s..%s, not %s..%s", r.Good.Short(), r.Bad.Short(), b.good.Short(), last.Short())
 	}
 	if r.Layouts != b.opt.Measurer.Layouts() || r.Fixed != b.opt.Fixed {
 		return fmt.Errorf("bisect: saved state was made with other options")
 	}
+	if len(r.Ranges) == 0 || st.Range < 0 || st.Range >= len(r.Ranges) {
+		return fmt.Errorf("bisect: saved state has no range %d", st.Range)
+	}
+	for i, rg := range r.Ranges {
+		if rg.Path < 0 || rg.Path > i || r.Ranges[rg.Path].Path != rg.Path || rg.Span[0] < -1 || rg.Span[0] >= rg.Span[1] {
+			return fmt.Errorf("bisect: saved state has an invalid range %d", i)
+		}
+	}
 	st.Lo, st.Hi = st.LoHi[0], st.LoHi[1]
-	if st.Lo < -1 || st.Hi >= len(b.path) || st.Lo >= st.Hi {
+	b.st = st
+	if err := b.enter(ctx); err != nil {
+		return err
+	}
+	if sp := r.Ranges[st.Range].Span; st.Lo < sp[0] || st.Hi > sp[1] || st.Lo >= st.Hi || st.Hi >= len(b.path) {
 		return fmt.Errorf("bisect: saved state has an invalid range (%d, %d]", st.Lo, st.Hi)
 	}
 	if st.Used == nil {
 		st.Used = map[string]int{}
 	}
 	st.Elapsed = st.Result.Wall
-	b.st = st
+	b.reopen()
 	b.logf("resuming: %s", b.progressLine())
 	return nil
 }
 
 func (b *bisector) progressLine() string {
+	if b.st.Range > 0 && b.st.Phase != PhaseTriage && b.st.Phase != PhaseDone {
+		return fmt.Sprintf("range %d of %d (%s): %s", b.st.Range+1, len(b.st.Result.Ranges), b.rangeName(b.st.Range), b.phaseLine())
+	}
+	return b.phaseLine()
+}
+
+func (b *bisector) phaseLine() string {
 	switch b.st.Phase {
 	case PhaseEnds:
 		return "measuring the ends"
@@ -122,8 +154,10 @@ func (b *bisector) progressLine() string {
 		return "checking the culprit"
 	case PhaseRetest:
 		return "re-testing an unconfirmed culprit"
+	case PhaseNext:
+		return "between ranges"
 	case PhaseTriage:
-		return "triaging the culprit"
+		return "triaging the culprits"
 	}
 	return "finished"
 }
@@ -138,6 +172,7 @@ func (b *bisector) logf(format string, args ...any) {
 func (b *bisector) save(ctx context.Context) error {
 	st := b.st
 	st.LoHi = [2]int{st.Lo, st.Hi}
+	b.sync()
 	st.Result.Wall = st.Elapsed + b.opt.Now().Sub(b.start)
 	used := 0
 	for _, n := range st.Used {
@@ -154,6 +189,7 @@ func (b *bisector) save(ctx context.Context) error {
 func (b *bisector) run(ctx context.Context) (*Result, error) {
 	r := &b.st.Result
 	b.dirFromEnds()
+	b.sync()
 	for {
 		var err error
 		switch b.st.Phase {
@@ -165,6 +201,8 @@ func (b *bisector) run(ctx context.Context) (*Result, error) {
 			err = b.check(ctx)
 		case PhaseRetest:
 			err = b.retest(ctx)
+		case PhaseNext:
+			err = b.next(ctx)
 		case PhaseTriage:
 			err = b.triage(ctx)
 		case PhaseDone:
@@ -188,9 +226,12 @@ func (b *bisector) run(ctx context.Context) (*Result, error) {
 func (b *bisector) measure(ctx context.Context, reqs []Request) ([]Samples, error) {
 	batch, err := b.opt.Measurer.Measure(ctx, reqs)
 	if batch != nil {
+		rg := b.rg()
 		b.st.Result.Runs += batch.Taken
+		rg.Runs += batch.Taken
 		if b.st.Phase == PhaseCheck {
 			b.st.Result.CheckRuns += batch.Taken
+			rg.CheckRuns += batch.Taken
 		}
 		b.st.Result.Builds += batch.Built
 		if b.st.Result.Better == 0 && batch.Better != 0 {

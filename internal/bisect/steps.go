@@ -9,79 +9,8 @@ import (
 	"strings"
 
 	"github.com/perfbot/perfbot/internal/gitrev"
-	"github.com/perfbot/perfbot/internal/metric"
 	"github.com/perfbot/perfbot/internal/stats"
 )
-
-// endsRequests asks for n runs of the ends (at least what they have).
-func (b *bisector) endsRequests(n int) []Request {
-	return []Request{{Commit: b.good, Runs: max(n, b.st.Result.EndsRuns[0])}, {Commit: b.path[len(b.path)-1], Runs: max(n, b.st.Result.EndsRuns[1])}}
-}
-
-func (b *bisector) measureEnds(ctx context.Context) error {
-	r := &b.st.Result
-	n := b.opt.EndRuns
-	if b.opt.Fixed > 0 {
-		n = b.opt.Fixed
-	}
-	for {
-		ss, err := b.measure(ctx, b.endsRequests(n))
-		if err != nil {
-			return err
-		}
-		b.setEnds(ss[0], ss[1])
-		for i, s := range ss {
-			name := [2]string{"good", "bad"}[i]
-			c := [2]gitrev.Commit{r.Good, r.Bad}[i]
-			if s.BuildErr != nil {
-				return fmt.Errorf("%w: the %s commit %s does not build, so it cannot anchor the bisection; pick one that builds: %v", ErrEndFailed, name, c.Short(), s.BuildErr)
-			}
-			if f := s.failure(); f != "" {
-				return fmt.Errorf("%w: the %s commit %s cannot be measured: %s", ErrEndFailed, name, c.Short(), f)
-			}
-		}
-		if r.Better == 0 {
-			return fmt.Errorf("bisect: the direction of %s (higher or lower is better) is unknown; set better: in the job file", r.Metric)
-		}
-		var cmp Comparison
-		if b.opt.Fixed > 0 {
-			cmp = meanComparison(b.goodValues(), b.badValues())
-			cmp.Decision = "different"
-		} else {
-			cmp = b.compare(ss[0], ss[1], n)
-		}
-		r.Ends = &cmp
-		b.logf("good %s vs bad %s: %s %+.1f%% (%s)", r.Good.Short(), r.Bad.Short(), r.Metric, cmp.Change, cmp.Reason)
-		switch cmp.Decision {
-		case "same":
-			return fmt.Errorf("%w: %s at bad %s is within ±%.3g%% of good %s (%+.1f%%, interval [%+.1f%%, %+.1f%%], %d and %d runs): nothing to bisect",
-				ErrNoChange, r.Metric, r.Bad.Short(), 100*b.opt.MinEffect, r.Good.Short(), cmp.Change, cmp.Lo, cmp.Hi, r.EndsRuns[0], r.EndsRuns[1])
-		case "unknown":
-			if n >= b.opt.MaxRuns {
-				return fmt.Errorf("%w: after %d runs of each, the runs cannot tell whether %s differs between good %s and bad %s (%s); the machine may be too noisy for this change",
-					ErrNoChange, n, r.Metric, r.Good.Short(), r.Bad.Short(), cmp.Reason)
-			}
-			n = min(2*n, b.opt.MaxRuns)
-			continue
-		}
-		worse := (cmp.Change > 0) == (r.Better == metric.LowerIsBetter)
-		if worse == r.Improvement {
-			want, got := "regression", "better"
-			if r.Improvement {
-				want, got = "improvement", "worse"
-			}
-			return fmt.Errorf("%w: %s is %s at bad %s than at good %s (%+.1f%%, %s is better): that is not a %s. Are --good and --bad swapped? (To search for the other direction, use --improvement%s.)",
-				ErrWrongDirection, r.Metric, got, r.Bad.Short(), r.Good.Short(), cmp.Change, r.Better, want, map[bool]string{true: "=false", false: ""}[r.Improvement])
-		}
-		b.dirFromEnds()
-		b.st.Phase = PhaseSteps
-		return nil
-	}
-}
-
-func (b *bisector) goodValues() []float64 { return b.ends[0].replicates() }
-
-func (b *bisector) badValues() []float64 { return b.ends[1].replicates() }
 
 // compare decides between reference ref and commit c, unpaired: their runs
 // were mostly taken at different times.
@@ -94,11 +23,12 @@ func (b *bisector) decideOptions(startN int) stats.DecideOptions {
 }
 
 // pick returns the untested position of (lo, hi) nearest the middle, the
-// lower one on a tie, or -1.
+// lower one on a tie, or -1. Commits skipped in any range on the same path
+// are skipped.
 func (b *bisector) pick(lo, hi int) int {
 	skipped := map[int]bool{}
 	for _, s := range b.st.Result.Steps {
-		if s.Verdict == Skip {
+		if s.Verdict == Skip && b.samePath(s.Range) {
 			skipped[s.Index] = true
 		}
 	}
@@ -115,25 +45,28 @@ func (b *bisector) pick(lo, hi int) int {
 
 // step tests one candidate, or ends the search.
 func (b *bisector) step(ctx context.Context) error {
-	st, r := b.st, &b.st.Result
+	st, r, rg := b.st, &b.st.Result, b.rg()
 	if err := b.loadEnds(ctx); err != nil {
 		return err
 	}
 	if st.Hi-st.Lo == 1 {
 		return b.land(ctx)
 	}
+	if why := b.runsSpent(); why != "" && rg.Kind != RangeMerge {
+		rg.Status = RangeBudget
+		rg.Note = fmt.Sprintf("%s during the search: the change is after %s and at or before %s (%d commits)", why, b.at(st.Lo).Short(), b.at(st.Hi).Short(), st.Hi-st.Lo)
+		b.logf("range %d: %s", st.Range+1, rg.Note)
+		st.Phase = PhaseNext
+		return nil
+	}
 	m := b.pick(st.Lo, st.Hi)
 	if m < 0 {
 		// Only skipped commits left: like git bisect, name them all.
-		r.Candidates = append([]gitrev.Commit(nil), b.path[st.Lo+1:st.Hi+1]...)
-		if st.Lo >= 0 {
-			p := b.path[st.Lo]
-			r.Parent = &p
-		} else {
-			r.Parent = &r.Good
-		}
-		b.logf("only skipped commits are left: the first bad commit is one of %d", len(r.Candidates))
-		st.Phase = PhaseDone
+		rg.Candidates = append([]gitrev.Commit(nil), b.path[st.Lo+1:st.Hi+1]...)
+		p := b.at(st.Lo)
+		rg.Parent = &p
+		b.logf("only skipped commits are left: the first bad commit is one of %d", len(rg.Candidates))
+		st.Phase = PhaseNext
 		return nil
 	}
 	cand := b.path[m]
@@ -153,7 +86,7 @@ func (b *bisector) step(ctx context.Context) error {
 		pf.Prefetch(ctx, next)
 	}
 
-	s := Step{N: len(r.Steps) + 1, Index: m, Commit: cand, Remaining: remaining}
+	s := Step{N: len(r.Steps) + 1, Index: m, Commit: cand, Remaining: remaining, Range: st.Range}
 	var err error
 	if b.opt.Fixed > 0 {
 		err = b.classifyFixed(ctx, &s)
@@ -164,6 +97,10 @@ func (b *bisector) step(ctx context.Context) error {
 		return err
 	}
 	r.Steps = append(r.Steps, s)
+	if s.Between {
+		b.logf("step %d: %s differs from both ends: %s", s.N, cand.Short(), s.Reason)
+		return b.split(m)
+	}
 	switch s.Verdict {
 	case Good:
 		st.Lo = m
@@ -195,9 +132,11 @@ func stepsLeft(n int) int {
 	return s
 }
 
+// dirFromEnds sets the direction of the change from the main range's
+// ends; the other ranges search for a change in the same direction.
 func (b *bisector) dirFromEnds() {
 	b.dir = 1
-	if c := b.st.Result.Ends; c != nil && c.Change < 0 {
+	if c := b.st.Result.Ranges[0].Ends; c != nil && c.Change < 0 {
 		b.dir = -1
 	}
 }
@@ -216,7 +155,8 @@ func (b *bisector) classify(ctx context.Context, s *Step, next []gitrev.Commit) 
 		want := [2]int{max(n/2, before[0]), max(n/2, before[1])}
 		canary := (s.N + look) % 2
 		want[canary] = max(want[canary], before[canary]+1)
-		reqs := []Request{{Commit: s.Commit, Runs: n}, {Commit: b.good, Runs: want[0]}, {Commit: r.Bad, Runs: want[1]}}
+		rg := b.rg()
+		reqs := []Request{{Commit: s.Commit, Runs: n}, {Commit: rg.Good, Runs: want[0]}, {Commit: rg.Bad, Runs: want[1]}}
 		if b.opt.Speculate == SpeculateRuns {
 			for _, c := range next {
 				reqs = append(reqs, Request{Commit: c, Runs: b.opt.StepRuns})
@@ -243,6 +183,7 @@ func (b *bisector) classify(ctx context.Context, s *Step, next []gitrev.Commit) 
 		s.VsGood, s.VsBad = &vg, &vb
 		near := b.nearer(c)
 		verdict, reason, note := b.evidence(vg, vb, near)
+		s.Between = note != "" && verdict == Bad && b.opt.MaxCulprits > 1
 		// Load only makes runs worse, so only a verdict for the worse
 		// side can be its doing.
 		worse := Bad
@@ -270,7 +211,7 @@ func (b *bisector) classify(ctx context.Context, s *Step, next []gitrev.Commit) 
 // setEnds records the ends' samples.
 func (b *bisector) setEnds(good, bad Samples) {
 	b.ends = [2]Samples{good, bad}
-	b.st.Result.EndsRuns = [2]int{good.runs(), bad.runs()}
+	b.rg().EndsRuns = [2]int{good.runs(), bad.runs()}
 }
 
 // canaryAlarm says why the runs of the ends taken in the last batch (those
@@ -340,7 +281,16 @@ func (b *bisector) evidence(vg, vb Comparison, near Verdict) (verdict Verdict, r
 			bad = append(bad, fmt.Sprintf("differs from bad by %+.1f%%, beyond it", vb.Change))
 		}
 	}
+	// Part of the change before it and part after, each at least
+	// MinEffect (what a range needs to be searched): the range is searched
+	// as two (see split). Smaller differences may be noise around a single
+	// change: the nearer end decides, as it does with MaxCulprits 1.
+	between := vg.Decision == "different" && b.dir*xg > 0 && vb.Decision == "different" && b.dir*xb < 0 &&
+		math.Abs(vg.Change) >= 100*b.opt.MinEffect && math.Abs(vb.Change) >= 100*b.opt.MinEffect
 	switch {
+	case between && b.opt.MaxCulprits > 1:
+		return Bad, strings.Join(append(good, bad...), "; ") + "; between the ends: the range holds more than one change, searched as two ranges split here",
+			"more than one change in the range: this commit differs from both ends"
 	case len(good) > 0 && len(bad) > 0:
 		return near, strings.Join(append(good, bad...), "; ") + "; nearer to " + string(near),
 			"more than one change in the range: this commit differs from both ends"

@@ -12,9 +12,9 @@ package demo
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Effects of commits, in [Commit.Effect]. They match the verdicts of
@@ -50,6 +50,10 @@ const (
 	// compile; the next commit (label "build-fix", EffectNoChange)
 	// finishes it, and builds the same binary as before the rename.
 	EffectBuildFailure = "build-failure"
+	// EffectMerge: merges a branch; against its first parent it brings
+	// the branch's changes (in the "bisect-merge" history, the real
+	// regression).
+	EffectMerge = "merge"
 )
 
 // Knobs that undo the alignment effects.
@@ -84,6 +88,14 @@ const (
 	// next, and all others edit notes or comments only. [Options.Seed]
 	// places the special commits.
 	HistoryBisect = "bisect"
+	// HistoryBisectMerge is [Options.Commits] first-parent commits on main
+	// (24 by default) where one shifts the hot loop (text alignment) and
+	// one merges the branch "topic" (label "merge"), forked from an
+	// earlier main commit, whose commits (labels "t01", ...) edit notes
+	// only, except one: the real 30 % slowdown. A first-parent bisection
+	// lands on the merge; the culprit is inside the branch.
+	// [Options.Seed] places the special commits and the fork.
+	HistoryBisectMerge = "bisect-merge"
 )
 
 // Metrics printed by the benchmark and read by the job file. Each is the
@@ -95,26 +107,37 @@ const (
 )
 
 // DefaultBisectCommits is the length of the "bisect" history when
-// [Options.Commits] is zero.
-const DefaultBisectCommits = 64
+// [Options.Commits] is zero; DefaultMergeCommits that of main's
+// first-parent history in the "bisect-merge" history.
+const (
+	DefaultBisectCommits = 64
+	DefaultMergeCommits  = 24
+)
 
 // Options selects the history that [Create] commits.
 type Options struct {
-	// History is "demo", "triage" or "bisect" (see the package doc).
+	// History is "demo", "triage", "bisect" or "bisect-merge" (see the
+	// package doc).
 	History string
 	// Commits is the number of commits of the "bisect" history, the base
-	// included: 0 means 64; at least 8. Other histories have a fixed
-	// length and need 0.
+	// included (0 means 64), or of main's first-parent history in the
+	// "bisect-merge" history (0 means 24; its branch has a third as many,
+	// at least 4); at least 8. Other histories have a fixed length and
+	// need 0.
 	Commits int
-	// Seed places the special commits of the "bisect" history; the same
-	// seed gives the same history.
+	// Seed places the special commits of the "bisect" and "bisect-merge"
+	// histories; the same seed gives the same history.
 	Seed uint64
 }
 
 // Commit is one commit that [Create] made.
 type Commit struct {
-	Hash    string // full hash
-	Parent  string // full hash of the first parent; "" for the root
+	Hash   string // full hash
+	Parent string // full hash of the first parent; "" for the root
+	Merged string // full hash of the second parent of a merge; "" otherwise
+	// Branch is the branch the commit was made on: main, or the branch of
+	// a commit off main's first-parent history ("case/...", "topic").
+	Branch  string
 	Label   string // unique within the repository; see [Repo.ByLabel]
 	Subject string // first line of the message
 	Effect  string // one of the Effect constants
@@ -130,7 +153,8 @@ type Repo struct {
 	History string // Options.History
 	// Commits in the order they were made: first-parent order for the
 	// "demo" and "bisect" histories; for "triage", the base then one
-	// commit per case branch.
+	// commit per case branch; for "bisect-merge", main's commits up to the
+	// fork, the branch's, then main's others (the merge among them).
 	Commits []Commit
 }
 
@@ -204,6 +228,15 @@ func Create(dir string, opt Options) (*Repo, error) {
 		if st.branch != "" {
 			c.ref, c.parent = "refs/heads/"+st.branch, 1
 		}
+		if st.parents != nil {
+			c.parent = st.parents[0] + 1
+			if len(st.parents) > 1 {
+				c.merge = st.parents[1] + 1
+			}
+			if st.ref != "" {
+				c.ref = "refs/heads/" + st.ref
+			}
+		}
 		commits = append(commits, c)
 	}
 	hashes, err := g.fastImport(commits)
@@ -211,13 +244,16 @@ func Create(dir string, opt Options) (*Repo, error) {
 		return nil, err
 	}
 	for i, st := range plan {
-		parent := ""
+		parent, merged := "", ""
 		if p := commits[i].parent; p > 0 {
 			parent = hashes[p-1]
 		}
+		if p := commits[i].merge; p > 0 {
+			merged = hashes[p-1]
+		}
 		repo.Commits = append(repo.Commits, Commit{
-			Hash: hashes[i], Parent: parent, Label: st.label, Subject: st.subject,
-			Effect: st.effect, Metric: st.metric,
+			Hash: hashes[i], Parent: parent, Merged: merged, Label: st.label, Subject: st.subject,
+			Effect: st.effect, Metric: st.metric, Branch: strings.TrimPrefix(commits[i].ref, "refs/heads/"),
 		})
 	}
 	// Check out main: the base for "triage", the last commit otherwise.
@@ -233,6 +269,10 @@ type step struct {
 	subject, body         string
 	branch                string // for triage: branch created at the base before the commit
 	tree                  *tree
+	// parents, when set, are the plan indices of the commit's parents
+	// (the first parent first), and ref its branch ("" for main).
+	parents []int
+	ref     string
 }
 
 func planHistory(opt Options) ([]step, error) {
@@ -254,10 +294,19 @@ func planHistory(opt Options) ([]step, error) {
 			return nil, fmt.Errorf("demo: history %q needs 8 to 10000 commits, not %d", opt.History, n)
 		}
 		return planBisect(n, opt.Seed), nil
+	case HistoryBisectMerge:
+		n := opt.Commits
+		if n == 0 {
+			n = DefaultMergeCommits
+		}
+		if n < 8 || n > 10000 {
+			return nil, fmt.Errorf("demo: history %q needs 8 to 10000 commits, not %d", opt.History, n)
+		}
+		return planBisectMerge(n, opt.Seed), nil
 	case "":
-		return nil, fmt.Errorf("demo: Options.History is empty; want %q, %q or %q", HistoryDemo, HistoryTriage, HistoryBisect)
+		return nil, fmt.Errorf("demo: Options.History is empty; want %q, %q, %q or %q", HistoryDemo, HistoryTriage, HistoryBisect, HistoryBisectMerge)
 	}
-	return nil, fmt.Errorf("demo: unknown history %q; want %q, %q or %q", opt.History, HistoryDemo, HistoryTriage, HistoryBisect)
+	return nil, fmt.Errorf("demo: unknown history %q; want %q, %q, %q or %q", opt.History, HistoryDemo, HistoryTriage, HistoryBisect, HistoryBisectMerge)
 }
 
 func baseTree() *tree { return &tree{} }
@@ -339,86 +388,6 @@ func planTriage() []step {
 		s = append(s, st)
 	}
 	return s
-}
-
-// planBisect plans n commits: the base, then n-1 commits among which sit,
-// at positions drawn from seed, the real regression, the text alignment
-// shift and the broken build (whose next commit fixes it).
-func planBisect(n int, seed uint64) []step {
-	rng := rand.New(rand.NewPCG(seed, 0x70657266626f74)) // "perfbot"
-	// Positions 1..n-1; the broken commit is followed by its fix, so it is
-	// at most n-2 and neither it nor its fix may be a culprit.
-	var realAt, textAt, brokenAt int
-	for {
-		realAt, textAt, brokenAt = 1+rng.IntN(n-1), 1+rng.IntN(n-1), 1+rng.IntN(n-2)
-		if realAt != textAt && realAt != brokenAt && realAt != brokenAt+1 &&
-			textAt != brokenAt && textAt != brokenAt+1 {
-			break
-		}
-	}
-	t := baseTree()
-	s := []step{baseStep(t)}
-	for i := 1; i < n; i++ {
-		t = t.clone()
-		var st step
-		switch i {
-		case realAt:
-			st = realStep(t, false)
-		case textAt:
-			st = textStep(t)
-		case brokenAt:
-			t.Rename = 1
-			st = step{
-				label: EffectBuildFailure, effect: EffectBuildFailure, tree: t,
-				subject: "bench: rename tbest to text_best",
-				body:    "Clearer next to dbest.",
-			}
-		case brokenAt + 1:
-			t.Rename = 2
-			st = step{
-				label: "build-fix", effect: EffectNoChange, tree: t,
-				subject: "bench: finish the text_best rename",
-				body:    "The previous commit renamed the declaration only and broke the build.",
-			}
-		default:
-			st = quietStep(t, i, rng)
-		}
-		s = append(s, st)
-	}
-	return s
-}
-
-// quietStep plans commit i of the bisect history as one that changes
-// nothing measurable: a notes entry or a comment.
-func quietStep(t *tree, i int, rng *rand.Rand) step {
-	label := fmt.Sprintf("c%02d", i)
-	q := quietTopics[rng.IntN(len(quietTopics))]
-	if rng.IntN(3) == 0 {
-		t.Remarks = append(t.Remarks, fmt.Sprintf("Note %d: %s", len(t.Remarks)+1, q.text))
-		return step{
-			label: label, effect: EffectNoChange, tree: t,
-			subject: "bench: comment on " + q.topic,
-			body:    "Comment only.",
-		}
-	}
-	t.Notes = append(t.Notes, fmt.Sprintf("Run %d: %s", i, q.text))
-	return step{
-		label: label, effect: EffectNoChange, tree: t,
-		subject: fmt.Sprintf("notes: log run %d (%s)", i, q.topic),
-		body:    "Documentation only.",
-	}
-}
-
-// quietTopics are the subjects of the bisect history's quiet commits.
-var quietTopics = []struct{ topic, text string }{
-	{"batch sizes", "a batch takes about 2 ms of CPU time."},
-	{"the checksum", "the checksum line keeps the kernels from being optimised away."},
-	{"batch count", "40 batches per process; the fastest one is reported."},
-	{"the input seed", "text_input is filled from the same seed on every run."},
-	{"cache footprint", "data_kernel's arrays stay in L1."},
-	{"a noisy host", "the host's other CPU was busy; the figures are within noise."},
-	{"a kernel update", "re-ran after a kernel update; no difference."},
-	{"the usage message", "bench prints its usage and exits 2 on a bad argument."},
 }
 
 // emptyDir creates dir, or checks that an existing dir is empty.

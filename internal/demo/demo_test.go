@@ -59,14 +59,18 @@ func checkCommits(t *testing.T, r *Repo) {
 		if r.Index(c.Label) != i {
 			t.Errorf("Index(%q) = %d, want %d", c.Label, r.Index(c.Label), i)
 		}
-		if got, want := info[c.Hash], c.Parent+"\x00"+c.Subject; got != want {
+		parents := c.Parent
+		if c.Merged != "" {
+			parents += " " + c.Merged
+		}
+		if got, want := info[c.Hash], parents+"\x00"+c.Subject; got != want {
 			t.Errorf("commit %s: git has parents and subject %q, Commit %q", c.Label, got, want)
 		}
 		if (i == 0) != (c.Effect == EffectBase) {
 			t.Errorf("commit %d (%s) has effect %q", i, c.Label, c.Effect)
 		}
 		wantMetric := map[string]string{
-			EffectTextAlignment: MetricText, EffectRealRegression: MetricText, EffectDataAlignment: MetricData,
+			EffectTextAlignment: MetricText, EffectRealRegression: MetricText, EffectDataAlignment: MetricData, EffectMerge: MetricText,
 		}[c.Effect]
 		if c.Metric != wantMetric {
 			t.Errorf("commit %s (%s): Metric %q, want %q", c.Label, c.Effect, c.Metric, wantMetric)
@@ -258,7 +262,7 @@ func TestBisectPlans(t *testing.T) {
 
 func TestDeterministicHashes(t *testing.T) {
 	testutil.NeedTool(t, "git")
-	for _, opt := range []Options{{History: HistoryDemo}, {History: HistoryTriage}, {History: HistoryBisect, Commits: 12, Seed: 3}} {
+	for _, opt := range []Options{{History: HistoryDemo}, {History: HistoryTriage}, {History: HistoryBisect, Commits: 12, Seed: 3}, {History: HistoryBisectMerge, Commits: 12, Seed: 3}} {
 		a, b := create(t, opt), create(t, opt)
 		if !slices.Equal(hashes(a.Commits), hashes(b.Commits)) {
 			t.Errorf("%+v: two runs gave different hashes:\n%v\n%v", opt, hashes(a.Commits), hashes(b.Commits))
@@ -327,6 +331,7 @@ func TestCreateErrors(t *testing.T) {
 		{t.TempDir(), Options{History: "bisekt"}, `unknown history "bisekt"`},
 		{t.TempDir(), Options{History: HistoryDemo, Commits: 5}, "fixed length"},
 		{t.TempDir(), Options{History: HistoryBisect, Commits: 5}, "8 to 10000 commits"},
+		{t.TempDir(), Options{History: HistoryBisectMerge, Commits: 7}, "8 to 10000 commits"},
 	} {
 		_, err := Create(tc.dir, tc.opt)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

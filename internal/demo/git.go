@@ -85,6 +85,7 @@ const identity = "perfbot demo <demo@perfbot.invalid>"
 type importCommit struct {
 	ref     string // branch, e.g. refs/heads/main
 	parent  int    // mark of the parent (1-based); 0 for none
+	merge   int    // mark of a second parent (a merge); 0 for none
 	message string
 	files   map[string]string
 }
@@ -101,6 +102,9 @@ func (g *gitCmd) fastImport(commits []importCommit) ([]string, error) {
 		data(c.message)
 		if c.parent > 0 {
 			fmt.Fprintf(&in, "from :%d\n", c.parent)
+		}
+		if c.merge > 0 {
+			fmt.Fprintf(&in, "merge :%d\n", c.merge)
 		}
 		in.WriteString("deleteall\n")
 		names := make([]string, 0, len(c.files))

@@ -38,6 +38,9 @@ type tree struct {
 	// Remarks are extra comment lines at the end of bench.c's header
 	// comment.
 	Remarks []string
+	// Topic are the entries of NOTES.md's section on the topic branch
+	// (the "bisect-merge" history's merged branch); none elsewhere.
+	Topic []string
 }
 
 // files renders the tree: file name to content.
@@ -58,6 +61,7 @@ func (t *tree) clone() *tree {
 	c := *t
 	c.Notes = append([]string(nil), t.Notes...)
 	c.Remarks = append([]string(nil), t.Remarks...)
+	c.Topic = append([]string(nil), t.Topic...)
 	return &c
 }
 
@@ -352,6 +356,13 @@ How the benchmark is measured and what changed, newest last.
   one process, in milliseconds of CPU time; lower is better.
 {{- range .Notes}}
 - {{.}}
+{{- end}}
+{{- if .Topic}}
+
+From the topic branch (the head scan):
+{{- range .Topic}}
+- {{.}}
+{{- end}}
 {{- end}}
 `
 

@@ -102,6 +102,39 @@ func (r *Repo) Parent(ctx context.Context, hash string) (Commit, error) {
 	return r.Resolve(ctx, hash+"^1")
 }
 
+// Parents returns a commit's parents in order (the first parent first):
+// none for a root commit, two or more for a merge.
+func (r *Repo) Parents(ctx context.Context, hash string) ([]Commit, error) {
+	out, err := git(ctx, r.Dir, "rev-list", "--parents", "-n", "1", hash, "--")
+	if err != nil {
+		return nil, err
+	}
+	f := strings.Fields(out)
+	if len(f) == 0 {
+		return nil, fmt.Errorf("%w %q in %s", ErrUnknownRevision, hash, r.Dir)
+	}
+	var ps []Commit
+	for _, h := range f[1:] {
+		c := Commit{Hash: h}
+		if c.Subject, err = r.Subject(ctx, h); err != nil {
+			return nil, err
+		}
+		ps = append(ps, c)
+	}
+	return ps, nil
+}
+
+// MergeBase returns the best common ancestor of a and b (git merge-base;
+// one of them when a criss-cross history has several). It fails when
+// they have none.
+func (r *Repo) MergeBase(ctx context.Context, a, b string) (Commit, error) {
+	out, err := git(ctx, r.Dir, "merge-base", a, b)
+	if err != nil {
+		return Commit{}, fmt.Errorf("%s and %s have no common ancestor: %w", Short(a), Short(b), err)
+	}
+	return r.Resolve(ctx, strings.TrimSpace(out))
+}
+
 // AddWorktree checks out hash, detached, in a new worktree at dir (which must
 // not exist). Remove it with RemoveWorktree.
 func (r *Repo) AddWorktree(ctx context.Context, dir, hash string) error {

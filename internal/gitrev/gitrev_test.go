@@ -62,6 +62,42 @@ func TestResolveAndPath(t *testing.T) {
 	}
 }
 
+// TestMergeGraph: the parents of a merge, its merge base, and the merged
+// side's own first-parent path from that base.
+func TestMergeGraph(t *testing.T) {
+	ctx := context.Background()
+	r, h := history(t)
+	ps, err := r.Parents(ctx, h[4])
+	if err != nil || len(ps) != 2 || ps[0].Hash != h[3] || ps[1].Subject != "side work" {
+		t.Fatalf("Parents(merge) = %+v, %v; want c3 and side work", ps, err)
+	}
+	if ps, err := r.Parents(ctx, h[1]); err != nil || len(ps) != 1 || ps[0].Hash != h[0] || ps[0].Subject != "c0" {
+		t.Errorf("Parents(c1) = %+v, %v", ps, err)
+	}
+	if ps, err := r.Parents(ctx, h[0]); err != nil || len(ps) != 0 {
+		t.Errorf("Parents(root) = %+v, %v", ps, err)
+	}
+	if _, err := r.Parents(ctx, "nope"); err == nil {
+		t.Error("Parents of an unknown revision: no error")
+	}
+	base, err := r.MergeBase(ctx, ps[0].Hash, ps[1].Hash)
+	if err != nil || base.Hash != h[2] || base.Subject != "c2" {
+		t.Fatalf("MergeBase = %+v, %v; want c2 (the side branch forked at main~1 before the merge)", base, err)
+	}
+	side, err := r.FirstParentPath(ctx, base.Hash, ps[1].Hash)
+	if err != nil || len(side) != 1 || side[0].Subject != "side work" {
+		t.Errorf("side path = %+v, %v", side, err)
+	}
+	g := testutil.NewGitRepo(t)
+	a := g.Commit("a", map[string]string{"f": "a"})
+	g.Git("checkout", "-q", "--orphan", "other")
+	b := g.Commit("b", map[string]string{"f": "b"})
+	r2, _ := Open(ctx, g.Dir)
+	if _, err := r2.MergeBase(ctx, a, b); err == nil {
+		t.Error("MergeBase of unrelated histories: no error")
+	}
+}
+
 func TestWorktree(t *testing.T) {
 	ctx := context.Background()
 	r, h := history(t)

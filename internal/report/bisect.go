@@ -5,14 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/perfbot/perfbot/internal/bisect"
 	"github.com/perfbot/perfbot/internal/compare"
-	"github.com/perfbot/perfbot/internal/gitrev"
 )
 
 // BisectReport is what WriteBisect prints: a bisection and its context.
@@ -120,7 +117,10 @@ func bisectCost(res *bisect.Result) string {
 	}
 	parts = append(parts, builds)
 	runs := fmt.Sprintf("%s taken", bisectPlural(res.Runs, "run", "runs"))
-	if res.CheckRuns > 0 {
+	if bisectMulti(res) && len(res.Culprits) > 0 {
+		runs += fmt.Sprintf(" (%d until the first culprit was confirmed, %d after it to look for more; %d of all to check culprits)",
+			res.FirstRuns, res.ExtraRuns(), res.CheckRuns)
+	} else if res.CheckRuns > 0 {
 		runs += fmt.Sprintf(" (%d to find the culprit, %d to check it)", res.Runs-res.CheckRuns, res.CheckRuns)
 	}
 	parts = append(parts, runs)
@@ -180,8 +180,8 @@ func bisectText(b *bytes.Buffer, r *BisectReport) error {
 		res.Good.Short(), res.Bad.Short(), bisectPlural(res.Commits, "commit", "commits"), bisectEnds(res))
 	fmt.Fprintf(b, "mode: %s\n\n", bisectModeLine(r))
 	fmt.Fprintf(b, "%s\n", bisectHeadline(r))
-	if res.Merge {
-		fmt.Fprintf(b, "  it is a merge: to look inside it, bisect from its first parent to its second parent (%s^2)\n", res.Culprit.Short())
+	for _, l := range bisectMainMerge(res) {
+		fmt.Fprintf(b, "  %s\n", l)
 	}
 	for _, c := range res.Candidates {
 		fmt.Fprintf(b, "  candidate %s %s\n", c.Short(), c.Subject)
@@ -199,29 +199,34 @@ func bisectText(b *bytes.Buffer, r *BisectReport) error {
 	for _, n := range bisectNotes(res) {
 		fmt.Fprintf(b, "note: %s\n", n)
 	}
+	if bisectMulti(res) {
+		bisectCulpritsText(b, res)
+	}
 
 	if len(res.Steps) > 0 {
 		b.WriteString("\nsteps:\n")
 		g := &grid{}
-		bisectPut(g, 0, 0, "step", 'r')
-		bisectPut(g, 0, 1, "commit", 'l')
-		bisectPut(g, 0, 2, "left", 'r')
-		bisectPut(g, 0, 3, "runs", 'r')
-		bisectPut(g, 0, 4, "vs good", 'l')
-		bisectPut(g, 0, 5, "vs bad", 'l')
-		bisectPut(g, 0, 6, "verdict", 'l')
+		// With several ranges, a column says which one each step searched.
+		head := []string{"step", "commit", "left", "runs", "vs good", "vs bad", "verdict"}
+		align := "rlrrlll"
+		if bisectMulti(res) {
+			head, align = append([]string{"step", "range"}, head[1:]...), "rr"+align[1:]
+		}
+		for col, h := range head {
+			bisectPut(g, 0, col, h, align[col])
+		}
 		for i, s := range res.Steps {
 			v := string(s.Verdict)
 			if s.Guessed {
 				v += " (guess)"
 			}
-			bisectPut(g, i+1, 0, fmt.Sprint(s.N), 'r')
-			bisectPut(g, i+1, 1, s.Commit.Short(), 'l')
-			bisectPut(g, i+1, 2, fmt.Sprint(s.Remaining), 'r')
-			bisectPut(g, i+1, 3, fmt.Sprint(s.Runs), 'r')
-			bisectPut(g, i+1, 4, bisectCmp(s.VsGood), 'l')
-			bisectPut(g, i+1, 5, bisectCmp(s.VsBad), 'l')
-			bisectPut(g, i+1, 6, v, 'l')
+			row := []string{fmt.Sprint(s.N), s.Commit.Short(), fmt.Sprint(s.Remaining), fmt.Sprint(s.Runs), bisectCmp(s.VsGood), bisectCmp(s.VsBad), v}
+			if bisectMulti(res) {
+				row = append([]string{row[0], fmt.Sprint(s.Range + 1)}, row[1:]...)
+			}
+			for col, cell := range row {
+				bisectPut(g, i+1, col, cell, align[col])
+			}
 		}
 		var tb bytes.Buffer
 		g.write(&tb)
@@ -287,6 +292,9 @@ func bisectMarkdown(b *bytes.Buffer, r *BisectReport) error {
 	fmt.Fprintf(b, "\n- range: good %s .. bad %s, %s: %s\n", code(res.Good.Short()), code(res.Bad.Short()),
 		bisectPlural(res.Commits, "commit", "commits"), mdEscape(bisectEnds(res)))
 	fmt.Fprintf(b, "- mode: %s\n", mdEscape(bisectModeLine(r)))
+	for _, l := range bisectMainMerge(res) {
+		fmt.Fprintf(b, "- %s\n", mdEscape(l))
+	}
 	if res.Check != nil {
 		fmt.Fprintf(b, "- check: %s\n", mdEscape(res.Check.Reason))
 	}
@@ -304,8 +312,15 @@ func bisectMarkdown(b *bytes.Buffer, r *BisectReport) error {
 		fmt.Fprintf(b, "- note: %s\n", mdEscape(n))
 	}
 	fmt.Fprintf(b, "- cost: %s\n", mdEscape(bisectCost(res)))
+	if bisectMulti(res) {
+		bisectCulpritsMarkdown(b, res)
+	}
 	if len(res.Steps) > 0 {
-		b.WriteString("\n| step | commit | left | runs | vs good | vs bad | verdict |\n| ---: | --- | ---: | ---: | --- | --- | --- |\n")
+		rangeCol, rangeSep := "", ""
+		if bisectMulti(res) {
+			rangeCol, rangeSep = " range |", " ---: |"
+		}
+		fmt.Fprintf(b, "\n| step |%s commit | left | runs | vs good | vs bad | verdict |\n| ---: |%s --- | ---: | ---: | --- | --- | --- |\n", rangeCol, rangeSep)
 		for _, s := range res.Steps {
 			v := string(s.Verdict)
 			if s.Guessed {
@@ -314,7 +329,11 @@ func bisectMarkdown(b *bytes.Buffer, r *BisectReport) error {
 			if s.Verdict == bisect.Skip {
 				v += ": " + s.Reason
 			}
-			fmt.Fprintf(b, "| %d | %s %s | %d | %d | %s | %s | %s |\n", s.N, code(s.Commit.Short()), mdEscape(s.Commit.Subject),
+			rangeCell := ""
+			if bisectMulti(res) {
+				rangeCell = fmt.Sprintf(" %d |", s.Range+1)
+			}
+			fmt.Fprintf(b, "| %d |%s %s %s | %d | %d | %s | %s | %s |\n", s.N, rangeCell, code(s.Commit.Short()), mdEscape(s.Commit.Subject),
 				s.Remaining, s.Runs, bisectCmp(s.VsGood), bisectCmp(s.VsBad), mdEscape(v))
 		}
 	}
@@ -354,94 +373,22 @@ func bisectJSON(b *bytes.Buffer, r *BisectReport) error {
 	return enc.Encode(doc)
 }
 
-// bisectChange is the size of the change for the email's first line: the
-// check's estimate, else the ends'.
-func bisectChange(res *bisect.Result) float64 {
-	if res.Check != nil {
-		return res.Check.Comparison.Change
-	}
-	if res.Ends != nil {
-		return res.Ends.Change
-	}
-	return math.NaN()
-}
-
-func bisectEmail(b *bytes.Buffer, r *BisectReport) error {
-	res := r.Result
-	b.WriteString("Hello,\n\n")
-	change := bisectChange(res)
-	size := "a"
-	if finite(change) {
-		size = fmt.Sprintf("a %.1f%%", math.Abs(change))
-	}
-	switch {
-	case res.Culprit != nil && res.Found():
-		fmt.Fprintf(b, "perfbot noticed %s %s of %s on:\n\n\n", size, bisectKind(res), res.Metric)
-		fmt.Fprintf(b, "commit: %s (%q)\n", res.Culprit.Hash, res.Culprit.Subject)
-	case res.Culprit != nil:
-		fmt.Fprintf(b, "perfbot bisected %s %s of %s to the commit below, but fresh runs did not confirm it:\n\n\n", size, bisectKind(res), res.Metric)
-		fmt.Fprintf(b, "commit: %s (%q)\n", res.Culprit.Hash, res.Culprit.Subject)
-	default:
-		fmt.Fprintf(b, "perfbot noticed %s %s of %s but could not name a single commit; the first bad commit is one of:\n\n\n", size, bisectKind(res), res.Metric)
-		for _, c := range res.Candidates {
-			fmt.Fprintf(b, "commit: %s (%q)\n", c.Hash, c.Subject)
+// bisectMainMerge says how the first culprit relates to merges: the merge
+// it came in through, or what is known of a culprit that is a merge.
+func bisectMainMerge(res *bisect.Result) []string {
+	if len(res.Culprits) > 0 {
+		c := res.Culprits[0]
+		var out []string
+		if v := culpritVia(c); v != "" {
+			out = append(out, v)
 		}
-	}
-	if r.Repo != "" {
-		fmt.Fprintf(b, "repository: %s\n", r.Repo)
-	}
-	fmt.Fprintf(b, "\ntestcase: %s\n", r.Job)
-	fmt.Fprintf(b, "mode: %s\n", bisectModeLine(r))
-	if len(r.Params) > 0 {
-		b.WriteString("parameters:\n\n")
-		keys := make([]string, 0, len(r.Params))
-		for k := range r.Params {
-			keys = append(keys, k)
+		if m := culpritMerge(c); m != "" {
+			out = append(out, m)
 		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			fmt.Fprintf(b, "\t%s: %s\n", k, r.Params[k])
-		}
+		return out
 	}
-	if t := res.Triage; t != nil && t.Error == "" {
-		fmt.Fprintf(b, "\nperfbot triage says: %s\n", t.Sentence)
+	if res.Merge && res.Culprit != nil {
+		return []string{culpritMerge(bisect.Culprit{Commit: *res.Culprit, Merge: true})}
 	}
-	if res.Merge {
-		fmt.Fprintf(b, "\nThe commit is a merge: bisect its second parent's history to look inside it.\n")
-	}
-	b.WriteString("\n\nIf you fix the issue in a separate patch/commit (i.e. not just a new version of\nthe same patch/commit), kindly add following tags\n")
-	if res.Culprit != nil {
-		fmt.Fprintf(b, "| Reported-by: perfbot\n| Fixes: %s (%q)\n", res.Culprit.Short(), res.Culprit.Subject)
-	}
-	b.WriteString("\n\nDetails are as below:\n")
-	b.WriteString("-------------------------------------------------------------------------------------------------->\n\n")
-	fmt.Fprintf(b, "The bisection: good %s .. bad %s, %s: %s.\n", res.Good.Short(), res.Bad.Short(),
-		bisectPlural(res.Commits, "commit", "commits"), bisectEnds(res))
-	fmt.Fprintf(b, "%d steps, %s.\n", len(res.Steps), bisectCost(res))
-	if res.Check != nil {
-		fmt.Fprintf(b, "Check: %s\n", res.Check.Reason)
-	}
-	if sk := res.Skipped(); len(sk) > 0 {
-		b.WriteString("Skipped:\n")
-		for _, s := range sk {
-			fmt.Fprintf(b, "  %s %s: %s\n", s.Commit.Short(), s.Commit.Subject, s.Reason)
-		}
-	}
-	if r.Command != "" {
-		fmt.Fprintf(b, "\nTo reproduce:\n\n\t%s\n", r.Command)
-	}
-	if r.Table != nil {
-		b.WriteString("\n=========================================================================================\n")
-		fmt.Fprintf(b, "%s\n\n", r.Job)
-		b.WriteString("commit: \n")
-		for _, c := range []*gitrev.Commit{res.Parent, res.Culprit} {
-			fmt.Fprintf(b, "  %s (%q)\n", c.Short(), c.Subject)
-		}
-		b.WriteString("\n")
-		if err := WriteNCompare(b, r.Table, Options{All: true}); err != nil {
-			return err
-		}
-	}
-	b.WriteString("\n\n\nDisclaimer:\nResults have been estimated on a shared machine by perfbot and may not be\nreproducible elsewhere; the runs, logs and builds are kept in the results store.\n")
 	return nil
 }

@@ -1,0 +1,158 @@
+// The bisect histories: one first-parent line, and one with a merged branch.
+
+package demo
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// planBisect plans n commits: the base, then n-1 commits among which sit,
+// at positions drawn from seed, the real regression, the text alignment
+// shift and the broken build (whose next commit fixes it).
+func planBisect(n int, seed uint64) []step {
+	rng := rand.New(rand.NewPCG(seed, 0x70657266626f74)) // "perfbot"
+	// Positions 1..n-1; the broken commit is followed by its fix, so it is
+	// at most n-2 and neither it nor its fix may be a culprit.
+	var realAt, textAt, brokenAt int
+	for {
+		realAt, textAt, brokenAt = 1+rng.IntN(n-1), 1+rng.IntN(n-1), 1+rng.IntN(n-2)
+		if realAt != textAt && realAt != brokenAt && realAt != brokenAt+1 &&
+			textAt != brokenAt && textAt != brokenAt+1 {
+			break
+		}
+	}
+	t := baseTree()
+	s := []step{baseStep(t)}
+	for i := 1; i < n; i++ {
+		t = t.clone()
+		var st step
+		switch i {
+		case realAt:
+			st = realStep(t, false)
+		case textAt:
+			st = textStep(t)
+		case brokenAt:
+			t.Rename = 1
+			st = step{
+				label: EffectBuildFailure, effect: EffectBuildFailure, tree: t,
+				subject: "bench: rename tbest to text_best",
+				body:    "Clearer next to dbest.",
+			}
+		case brokenAt + 1:
+			t.Rename = 2
+			st = step{
+				label: "build-fix", effect: EffectNoChange, tree: t,
+				subject: "bench: finish the text_best rename",
+				body:    "The previous commit renamed the declaration only and broke the build.",
+			}
+		default:
+			st = quietStep(t, i, rng)
+		}
+		s = append(s, st)
+	}
+	return s
+}
+
+// quietStep plans commit i of the bisect history as one that changes
+// nothing measurable: a notes entry or a comment.
+func quietStep(t *tree, i int, rng *rand.Rand) step {
+	label := fmt.Sprintf("c%02d", i)
+	q := quietTopics[rng.IntN(len(quietTopics))]
+	if rng.IntN(3) == 0 {
+		t.Remarks = append(t.Remarks, fmt.Sprintf("Note %d: %s", len(t.Remarks)+1, q.text))
+		return step{
+			label: label, effect: EffectNoChange, tree: t,
+			subject: "bench: comment on " + q.topic,
+			body:    "Comment only.",
+		}
+	}
+	t.Notes = append(t.Notes, fmt.Sprintf("Run %d: %s", i, q.text))
+	return step{
+		label: label, effect: EffectNoChange, tree: t,
+		subject: fmt.Sprintf("notes: log run %d (%s)", i, q.topic),
+		body:    "Documentation only.",
+	}
+}
+
+// quietTopics are the subjects of the bisect history's quiet commits.
+var quietTopics = []struct{ topic, text string }{
+	{"batch sizes", "a batch takes about 2 ms of CPU time."},
+	{"the checksum", "the checksum line keeps the kernels from being optimised away."},
+	{"batch count", "40 batches per process; the fastest one is reported."},
+	{"the input seed", "text_input is filled from the same seed on every run."},
+	{"cache footprint", "data_kernel's arrays stay in L1."},
+	{"a noisy host", "the host's other CPU was busy; the figures are within noise."},
+	{"a kernel update", "re-ran after a kernel update; no difference."},
+	{"the usage message", "bench prints its usage and exits 2 on a bad argument."},
+}
+
+// planBisectMerge plans n first-parent commits on main and a branch
+// "topic" of max(4, n/3) commits, forked from main commit fork and merged
+// by main commit mergeAt: the base, quiet commits on both, the text
+// alignment shift on main and the real regression on the branch, at
+// positions drawn from seed. Plan order: main up to the fork, the branch,
+// then the rest of main.
+func planBisectMerge(n int, seed uint64) []step {
+	rng := rand.New(rand.NewPCG(seed, 0x6d65726765)) // "merge"
+	nb := max(4, n/3)
+	fork := 1 + rng.IntN(n/2)                // main index the branch starts from
+	mergeAt := fork + 2 + rng.IntN(n-fork-3) // at least one main commit between, one after
+	realAt := rng.IntN(nb)                   // branch position of the real regression
+	textAt := 1 + rng.IntN(n-1)              // main index of the alignment shift
+	for textAt == mergeAt {
+		textAt = 1 + rng.IntN(n-1)
+	}
+	var s []step
+	mainIdx := map[int]int{} // main index -> plan index
+	t := baseTree()
+	addMain := func(i int, st step) {
+		if i > 0 {
+			st.parents = []int{mainIdx[i-1]}
+		}
+		mainIdx[i] = len(s)
+		s = append(s, st)
+	}
+	mainStep := func(i int) step {
+		t = t.clone()
+		if i == textAt {
+			return textStep(t)
+		}
+		return quietStep(t, i, rng)
+	}
+	addMain(0, baseStep(t))
+	for i := 1; i <= fork; i++ {
+		addMain(i, mainStep(i))
+	}
+	// The branch, from main's tree at the fork.
+	bt, prev := t, mainIdx[fork]
+	for j := range nb {
+		bt = bt.clone()
+		var st step
+		if j == realAt {
+			st = realStep(bt, false)
+		} else {
+			topic := quietTopics[rng.IntN(len(quietTopics))]
+			bt.Topic = append(bt.Topic, fmt.Sprintf("Head scan %d: %s", j+1, topic.text))
+			st = step{label: fmt.Sprintf("t%02d", j+1), effect: EffectNoChange, tree: bt,
+				subject: fmt.Sprintf("notes: head scan %d (%s)", j+1, topic.topic), body: "Documentation only."}
+		}
+		st.parents, st.ref = []int{prev}, "topic"
+		prev = len(s)
+		s = append(s, st)
+	}
+	for i := fork + 1; i < n; i++ {
+		if i != mergeAt {
+			addMain(i, mainStep(i))
+			continue
+		}
+		// The merge: main's tree with the branch's changes.
+		t = t.clone()
+		t.ExtraWords, t.ExtraWhy, t.Topic = bt.ExtraWords, bt.ExtraWhy, append([]string(nil), bt.Topic...)
+		st := step{label: "merge", effect: EffectMerge, metric: MetricText, tree: t,
+			subject: "Merge branch 'topic'", body: "Re-scan the input head after each call (the topic branch)."}
+		addMain(i, st)
+		s[len(s)-1].parents = append(s[len(s)-1].parents, prev)
+	}
+	return s
+}

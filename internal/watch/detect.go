@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"strings"
 	"time"
 
 	"github.com/perfbot/perfbot/internal/bisect"
@@ -48,17 +49,19 @@ func (w *Watcher) detect(ctx context.Context, s *measure.Session, jc JobConfig, 
 				return err
 			}
 			w.logf("watch: %s: %s changes by %+.1f%% between %s and %s", j.Name, m.Name, 100*(b.Level/a.Level-1), a.Commit.Short(), b.Commit.Short())
-			f, err := w.explain(ctx, s, jc, j, branch, m.Name, m.Better, a.Commit, b.Commit, key)
+			fs, err := w.explain(ctx, s, jc, j, branch, m.Name, m.Better, a.Commit, b.Commit, key)
 			if err != nil {
 				return err
 			}
-			if f != nil {
+			var culprits []string
+			for _, f := range fs {
 				if err := w.record(ctx, s.Store, f, jc.Report); err != nil {
 					return err
 				}
 				rep.Findings = append(rep.Findings, f.Culprit)
+				culprits = append(culprits, f.Culprit)
 			}
-			if err := s.Store.PutState(ctx, changeKind, key, []byte(culpritOf(f))); err != nil {
+			if err := s.Store.PutState(ctx, changeKind, key, []byte(strings.Join(culprits, " "))); err != nil {
 				return err
 			}
 		}
@@ -66,47 +69,59 @@ func (w *Watcher) detect(ctx context.Context, s *measure.Session, jc JobConfig, 
 	return nil
 }
 
-func culpritOf(f *finding.Finding) string {
-	if f == nil {
-		return ""
-	}
-	return f.Culprit
-}
-
-// explain finds the culprit of a change between two tested commits (the
-// later one when they are neighbours, else by bisection), triages it, and
-// returns the finding; nil when the bisection confirms no culprit.
+// explain finds the culprits of a change between two tested commits (the
+// later one when they are neighbours, else by bisection, which names every
+// culprit of the range and descends into merged branches), triages each,
+// and returns their findings; none when the bisection confirms no culprit.
 func (w *Watcher) explain(ctx context.Context, s *measure.Session, jc JobConfig, j *job.Job, branch, metricName string, better metric.Better,
-	a, b gitrev.Commit, key string) (*finding.Finding, error) {
+	a, b gitrev.Commit, key string) ([]*finding.Finding, error) {
 	path, err := s.Repo.FirstParentPath(ctx, a.Hash, b.Hash)
 	if err != nil {
 		return nil, err
 	}
-	parent, culprit := a, b
-	how := fmt.Sprintf("%s was the first commit tested after %s", b.Short(), a.Short())
-	if len(path) > 1 {
-		m := &bisect.StoreMeasurer{Job: j, Store: s.Store, Builder: s.Builder, Repo: s.Repo, Metric: metricName,
-			CPU: w.CPU, Progress: w.Progress, Rand: rand.New(rand.NewSource(measure.SeedOf("watch", key)))}
-		res, err := bisect.Run(ctx, bisect.Options{Measurer: m, Metric: metricName, Better: better,
-			Alpha: jc.Alpha, MinEffect: jc.Effect / 100, Save: bisect.SaveState(s.Store, "watch|"+key),
-			Log: func(l string) { w.logf("watch: bisect: %s", l) }}, a, path)
-		m.Wait()
-		if errors.Is(err, bisect.ErrNoChange) || errors.Is(err, bisect.ErrWrongDirection) {
-			w.logf("watch: %s %s..%s: %v", metricName, a.Short(), b.Short(), err)
-			return nil, nil
+	if len(path) == 1 {
+		f, err := w.triage(ctx, s, jc, j, branch, metricName, a, b, fmt.Sprintf("%s was the first commit tested after %s", b.Short(), a.Short()))
+		return []*finding.Finding{f}, err
+	}
+	m := &bisect.StoreMeasurer{Job: j, Store: s.Store, Builder: s.Builder, Repo: s.Repo, Metric: metricName,
+		CPU: w.CPU, Progress: w.Progress, Rand: rand.New(rand.NewSource(measure.SeedOf("watch", key)))}
+	res, err := bisect.Run(ctx, bisect.Options{Measurer: m, Metric: metricName, Better: better,
+		Alpha: jc.Alpha, MinEffect: jc.Effect / 100, Save: bisect.SaveState(s.Store, "watch|"+key),
+		Log: func(l string) { w.logf("watch: bisect: %s", l) }}, a, path)
+	m.Wait()
+	if errors.Is(err, bisect.ErrNoChange) || errors.Is(err, bisect.ErrWrongDirection) {
+		w.logf("watch: %s %s..%s: %v", metricName, a.Short(), b.Short(), err)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !res.Found() {
+		w.logf("watch: %s %s..%s: no confirmed culprit", metricName, a.Short(), b.Short())
+		return nil, nil
+	}
+	var out []*finding.Finding
+	for _, c := range res.Culprits {
+		if c.Check != nil && !c.Check.Confirmed {
+			continue
 		}
+		how := fmt.Sprintf("bisected %d commits between %s and %s (%d culprits, %d runs)", len(path), a.Short(), b.Short(), len(res.Culprits), res.Runs)
+		if len(c.Via) > 0 {
+			how += fmt.Sprintf("; came in through merge %s", c.Via[0].Short())
+		}
+		if c.Interaction {
+			how += "; neither side of the merge alone has the change: the merge is the culprit"
+		}
+		if c.Check != nil {
+			how += "; " + c.Check.Reason
+		}
+		f, err := w.triage(ctx, s, jc, j, branch, metricName, c.Parent, c.Commit, how)
 		if err != nil {
 			return nil, err
 		}
-		if !res.Found() {
-			w.logf("watch: %s %s..%s: no confirmed culprit", metricName, a.Short(), b.Short())
-			return nil, nil
-		}
-		parent, culprit = *res.Parent, *res.Culprit
-		how = fmt.Sprintf("bisected %d commits between %s and %s: %d steps, %d runs; %s", len(path), a.Short(), b.Short(),
-			len(res.Steps), res.Runs, res.Check.Reason)
+		out = append(out, f)
 	}
-	return w.triage(ctx, s, jc, j, branch, metricName, parent, culprit, how)
+	return out, nil
 }
 
 // triage triages culprit against parent and builds the finding.

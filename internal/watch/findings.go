@@ -101,15 +101,19 @@ func Marks(ctx context.Context, st *store.Store, s *history.Series) ([]report.Hi
 		if err != nil {
 			return nil, err
 		}
-		m := report.HistoryMark{Index: k, Culprit: gitrev.Short(string(data)), Verdict: "no confirmed culprit"}
-		if len(data) > 0 {
-			if rec, err := st.Finding(ctx, string(data)); err == nil {
+		culprits := strings.Fields(string(data))
+		if len(culprits) == 0 {
+			marks = append(marks, report.HistoryMark{Index: k, Verdict: "no confirmed culprit"})
+		}
+		for _, c := range culprits {
+			m := report.HistoryMark{Index: k, Culprit: gitrev.Short(c)}
+			if rec, err := st.Finding(ctx, c); err == nil {
 				if f, err := finding.Decode(rec.Data); err == nil {
 					m.Verdict = f.Verdict
 				}
 			}
+			marks = append(marks, m)
 		}
-		marks = append(marks, m)
 	}
 	return marks, nil
 }

@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/knobs"
 )
 
 // Config is a watch file: what to watch and how to report. docs/watch.md
@@ -43,6 +44,12 @@ type JobConfig struct {
 	// regressions, the default), "changes" (real regressions and
 	// improvements) or "all" (alignment artifacts and no-change too).
 	Report string
+	// Histories are the histories kept besides the plain build's:
+	// "forced" keeps one under forced alignment, where a real change
+	// that an alignment change hides in the plain build still shows.
+	Histories []string
+	// Preset names the layout knobs of the forced history (default c).
+	Preset string
 }
 
 // TestPolicy says which new commits a cycle measures.
@@ -283,16 +290,26 @@ func (p *parser) jobs(n *yaml.Node, field string) []JobConfig {
 	var out []JobConfig
 	for i, e := range n.Content {
 		f := fmt.Sprintf("%s[%d]", field, i)
-		jc := JobConfig{Effect: DefaultEffect, Alpha: DefaultAlpha, Report: "regressions"}
+		jc := JobConfig{Effect: DefaultEffect, Alpha: DefaultAlpha, Report: "regressions", Preset: "c"}
 		if e.Kind == yaml.ScalarNode {
 			jc.File = e.Value
 		} else {
 			p.fields(e, f, map[string]func(*yaml.Node, string){
-				"file":   func(n *yaml.Node, f string) { jc.File = p.str(n, f) },
-				"effect": func(n *yaml.Node, f string) { jc.Effect = p.float(n, f) },
-				"alpha":  func(n *yaml.Node, f string) { jc.Alpha = p.float(n, f) },
-				"report": func(n *yaml.Node, f string) { jc.Report = p.str(n, f) },
+				"file":      func(n *yaml.Node, f string) { jc.File = p.str(n, f) },
+				"effect":    func(n *yaml.Node, f string) { jc.Effect = p.float(n, f) },
+				"alpha":     func(n *yaml.Node, f string) { jc.Alpha = p.float(n, f) },
+				"report":    func(n *yaml.Node, f string) { jc.Report = p.str(n, f) },
+				"histories": func(n *yaml.Node, f string) { jc.Histories = p.strings(n, f) },
+				"preset":    func(n *yaml.Node, f string) { jc.Preset = p.str(n, f) },
 			})
+			for _, h := range jc.Histories {
+				if h != "plain" && h != "forced" {
+					p.errorf(e, f+".histories", "want plain or forced, not %q", h)
+				}
+			}
+			if !slices.Contains(knobs.Names(), jc.Preset) {
+				p.errorf(e, f+".preset", "want one of %s, not %q", strings.Join(knobs.Names(), ", "), jc.Preset)
+			}
 		}
 		switch {
 		case jc.File == "":

@@ -27,7 +27,7 @@ const changeKind = "watch-change"
 
 // detect rebuilds the histories of the job's own metrics on a branch and
 // handles every change point not handled before.
-func (w *Watcher) detect(ctx context.Context, s *measure.Session, jc JobConfig, j *job.Job, branch string, list []gitrev.Commit, rep *CycleReport) error {
+func (w *Watcher) detect(ctx context.Context, s *measure.Session, jc JobConfig, j *job.Job, h hist, branch string, list []gitrev.Commit, rep *CycleReport) error {
 	infos, err := s.Store.Metrics(ctx, j.Key())
 	if err != nil {
 		return err
@@ -36,20 +36,20 @@ func (w *Watcher) detect(ctx context.Context, s *measure.Session, jc JobConfig, 
 		if metric.IsBuiltin(m.Name) {
 			continue // perfbot's monitors are reported beside, not watched
 		}
-		series, err := history.Build(ctx, s.Store, j.Key(), "", m.Name, list, jc.Alpha)
+		series, err := history.Build(ctx, s.Store, j.Key(), h.id, m.Name, list, jc.Alpha)
 		if err != nil {
 			return err
 		}
 		for _, k := range changes(series, jc) {
 			a, b := series.Points[k-1], series.Points[k]
-			key := fmt.Sprintf("%s|%s|%s|%s", j.Key(), m.Name, a.Commit.Hash, b.Commit.Hash)
+			key := changeKey(j.Key(), h.id, m.Name, a.Commit.Hash, b.Commit.Hash)
 			if _, err := s.Store.GetState(ctx, changeKind, key); err == nil {
 				continue
 			} else if !errors.Is(err, store.ErrNotFound) {
 				return err
 			}
-			w.logf("watch: %s: %s changes by %+.1f%% between %s and %s", j.Name, m.Name, 100*(b.Level/a.Level-1), a.Commit.Short(), b.Commit.Short())
-			fs, err := w.explain(ctx, s, jc, j, branch, m.Name, m.Better, a.Commit, b.Commit, key)
+			w.logf("watch: %s%s: %s changes by %+.1f%% between %s and %s", j.Name, h.suffix(), m.Name, 100*(b.Level/a.Level-1), a.Commit.Short(), b.Commit.Short())
+			fs, err := w.explain(ctx, s, jc, j, h, branch, m.Name, m.Better, a.Commit, b.Commit, key)
 			if err != nil {
 				return err
 			}
@@ -73,18 +73,18 @@ func (w *Watcher) detect(ctx context.Context, s *measure.Session, jc JobConfig, 
 // later one when they are neighbours, else by bisection, which names every
 // culprit of the range and descends into merged branches), triages each,
 // and returns their findings; none when the bisection confirms no culprit.
-func (w *Watcher) explain(ctx context.Context, s *measure.Session, jc JobConfig, j *job.Job, branch, metricName string, better metric.Better,
+func (w *Watcher) explain(ctx context.Context, s *measure.Session, jc JobConfig, j *job.Job, h hist, branch, metricName string, better metric.Better,
 	a, b gitrev.Commit, key string) ([]*finding.Finding, error) {
 	path, err := s.Repo.FirstParentPath(ctx, a.Hash, b.Hash)
 	if err != nil {
 		return nil, err
 	}
 	if len(path) == 1 {
-		f, err := w.triage(ctx, s, jc, j, branch, metricName, a, b, fmt.Sprintf("%s was the first commit tested after %s", b.Short(), a.Short()))
+		f, err := w.triage(ctx, s, jc, j, branch, metricName, a, b, fmt.Sprintf("%s was the first commit tested after %s%s", b.Short(), a.Short(), h.suffix()))
 		return []*finding.Finding{f}, err
 	}
 	m := &bisect.StoreMeasurer{Job: j, Store: s.Store, Builder: s.Builder, Repo: s.Repo, Metric: metricName,
-		CPU: w.CPU, Progress: w.Progress, Rand: rand.New(rand.NewSource(measure.SeedOf("watch", key)))}
+		Variants: []job.Variant{h.variant}, CPU: w.CPU, Progress: w.Progress, Rand: rand.New(rand.NewSource(measure.SeedOf("watch", key)))}
 	res, err := bisect.Run(ctx, bisect.Options{Measurer: m, Metric: metricName, Better: better,
 		Alpha: jc.Alpha, MinEffect: jc.Effect / 100, Save: bisect.SaveState(s.Store, "watch|"+key),
 		Log: func(l string) { w.logf("watch: bisect: %s", l) }}, a, path)
@@ -105,7 +105,7 @@ func (w *Watcher) explain(ctx context.Context, s *measure.Session, jc JobConfig,
 		if c.Check != nil && !c.Check.Confirmed {
 			continue
 		}
-		how := fmt.Sprintf("bisected %d commits between %s and %s (%d culprits, %d runs)", len(path), a.Short(), b.Short(), len(res.Culprits), res.Runs)
+		how := fmt.Sprintf("bisected %d commits between %s and %s%s (%d culprits, %d runs)", len(path), a.Short(), b.Short(), h.suffix(), len(res.Culprits), res.Runs)
 		if len(c.Via) > 0 {
 			how += fmt.Sprintf("; came in through merge %s", c.Via[0].Short())
 		}

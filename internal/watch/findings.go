@@ -93,7 +93,7 @@ func (c *Config) SetState(ctx context.Context, prefix string, state store.Findin
 func Marks(ctx context.Context, st *store.Store, s *history.Series) ([]report.HistoryMark, error) {
 	var marks []report.HistoryMark
 	for k := 1; k < len(s.Points); k++ {
-		key := fmt.Sprintf("%s|%s|%s|%s", s.Job, s.Metric, s.Points[k-1].Commit.Hash, s.Points[k].Commit.Hash)
+		key := changeKey(s.Job, s.Variant, s.Metric, s.Points[k-1].Commit.Hash, s.Points[k].Commit.Hash)
 		data, err := st.GetState(ctx, changeKind, key)
 		if errors.Is(err, store.ErrNotFound) {
 			continue

@@ -105,6 +105,10 @@ func (w *Watcher) job(ctx context.Context, jc JobConfig, j *job.Job, cycle int64
 		return err
 	}
 	defer s.Close()
+	hists, err := histories(jc, s)
+	if err != nil {
+		return err
+	}
 	if w.Config.Fetch {
 		if err := s.Repo.Fetch(ctx); err != nil {
 			return fmt.Errorf("git fetch: %w", err)
@@ -116,19 +120,21 @@ func (w *Watcher) job(ctx context.Context, jc JobConfig, j *job.Job, cycle int64
 			rep.Errors = append(rep.Errors, fmt.Errorf("job %s: branch %s: %w", j.Name, branch, err))
 			continue
 		}
-		if err := w.measureBranch(ctx, s, j, branch, list, cycle, rep); err != nil {
-			return err
-		}
-		if err := w.detect(ctx, s, jc, j, branch, list, rep); err != nil {
-			return err
+		for _, h := range hists {
+			if err := w.measureBranch(ctx, s, j, h, branch, list, cycle, rep); err != nil {
+				return err
+			}
+			if err := w.detect(ctx, s, jc, j, h, branch, list, rep); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
 // measureBranch tests the branch's new commits beside their reference.
-func (w *Watcher) measureBranch(ctx context.Context, s *measure.Session, j *job.Job, branch string, list []gitrev.Commit, cycle int64, rep *CycleReport) error {
-	tested, err := s.Store.TestedCommits(ctx, j.Key(), "")
+func (w *Watcher) measureBranch(ctx context.Context, s *measure.Session, j *job.Job, h hist, branch string, list []gitrev.Commit, cycle int64, rep *CycleReport) error {
+	tested, err := s.Store.TestedCommits(ctx, j.Key(), h.id)
 	if err != nil {
 		return err
 	}
@@ -142,12 +148,12 @@ func (w *Watcher) measureBranch(ctx context.Context, s *measure.Session, j *job.
 	}
 	var targets []measure.Target
 	if sel.Ref.Hash != "" {
-		targets = append(targets, measure.Target{Commit: sel.Ref})
+		targets = append(targets, measure.Target{Commit: sel.Ref, Variant: h.variant})
 	}
 	for _, c := range sel.New {
-		targets = append(targets, measure.Target{Commit: c})
+		targets = append(targets, measure.Target{Commit: c, Variant: h.variant})
 	}
-	w.logf("watch: %s on %s: testing %d new commits against %s", j.Name, branch, len(sel.New), orNone(sel.Ref.Short()))
+	w.logf("watch: %s on %s%s: testing %d new commits against %s", j.Name, branch, h.suffix(), len(sel.New), orNone(sel.Ref.Short()))
 	out, err := measure.Measure(ctx, j, targets, measure.Options{Store: s.Store, Builder: s.Builder, CPU: w.CPU,
 		WholeRounds: true, Retry: true, Progress: w.Progress, Wait: w.Wait})
 	if err != nil {
@@ -160,7 +166,7 @@ func (w *Watcher) measureBranch(ctx context.Context, s *measure.Session, j *job.
 		if t.BuildErr != nil {
 			w.logf("watch: %s: %s does not build: %v", j.Name, t.Target.Commit.Short(), t.BuildErr)
 		}
-		rec := &store.Tested{Job: j.Key(), Commit: t.Target.Commit.Hash, Branch: branch, Ref: sel.Ref.Hash,
+		rec := &store.Tested{Job: j.Key(), Variant: h.id, Commit: t.Target.Commit.Hash, Branch: branch, Ref: sel.Ref.Hash,
 			Session: out.Session, Rounds: out.Rounds, Cycle: cycle, When: time.Now()}
 		if t.Build != nil {
 			rec.Layout = layoutSummary(t.Build, j.Build.Artifacts)

@@ -115,7 +115,8 @@ metrics:
 `, r.Dir))
 	box, addr := startSMTP(t)
 	watchFile := filepath.Join(dir, "watch.yaml")
-	write(t, watchFile, fmt.Sprintf(`jobs: [bench.yaml]
+	write(t, watchFile, fmt.Sprintf(`jobs:
+  - {file: bench.yaml, histories: [forced]}
 branches: [main]
 report:
   dir: reports
@@ -133,8 +134,8 @@ report:
 	if err != nil || len(rep.Errors) > 0 {
 		t.Fatalf("cycle 1: %v %v", err, rep.Errors)
 	}
-	if len(rep.Tested) != 1 || len(rep.Findings) != 0 {
-		t.Fatalf("cycle 1 tested %d commits, %d findings; want the head only", len(rep.Tested), len(rep.Findings))
+	if len(rep.Tested) != 2 || len(rep.Findings) != 0 {
+		t.Fatalf("cycle 1 tested %d commits, %d findings; want the head only, in both histories", len(rep.Tested), len(rep.Findings))
 	}
 
 	// The branch gains a no-op, a 2x slowdown, and another no-op.
@@ -154,8 +155,10 @@ report:
 	if err != nil || len(rep.Errors) > 0 {
 		t.Fatalf("cycle 2: %v %v", err, rep.Errors)
 	}
-	if len(rep.Tested) != 3 || len(rep.Findings) != 1 || rep.Findings[0] != slow {
-		t.Fatalf("cycle 2 tested %d commits, findings %v; want 3 and the slowdown %s", len(rep.Tested), rep.Findings, slow[:12])
+	// Three commits in each history, plain and forced; the slowdown shows
+	// in both, and makes one finding.
+	if len(rep.Tested) != 6 || len(rep.Findings) != 2 || rep.Findings[0] != slow || rep.Findings[1] != slow {
+		t.Fatalf("cycle 2 tested %d commits, findings %v; want 6 and the slowdown %s in both histories", len(rep.Tested), rep.Findings, slow[:12])
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "reports", slow[:12]+".json"))
 	if err != nil {

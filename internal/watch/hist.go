@@ -1,0 +1,52 @@
+package watch
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/knobs"
+	"github.com/perfbot/perfbot/internal/measure"
+)
+
+// hist is one history a job keeps: the plain build's, or one under a
+// layout knob (forced alignment), where a regression that an alignment
+// change hides in the plain build still shows.
+type hist struct {
+	name    string      // "plain" or "forced"
+	variant job.Variant // the build variant
+	id      string      // measure.VariantID(variant): how the store keys it
+}
+
+func (h hist) suffix() string {
+	if h.name == "plain" {
+		return ""
+	}
+	return " (" + h.name + " history)"
+}
+
+// histories are the histories a job config asks for, plain first.
+func histories(jc JobConfig, s *measure.Session) ([]hist, error) {
+	out := []hist{{name: "plain"}}
+	for _, name := range jc.Histories {
+		switch name {
+		case "plain":
+		case "forced":
+			p, err := knobs.LookupIn(jc.Preset, filepath.Join(s.Store.Dir(), "knobs"))
+			if err != nil {
+				return nil, fmt.Errorf("preset: %w", err)
+			}
+			v := p.ForcedAlignment()
+			out = append(out, hist{name: "forced", variant: v, id: measure.VariantID(v)})
+		}
+	}
+	return out, nil
+}
+
+// changeKey names a handled change in the store.
+func changeKey(jobKey, variant, metricName, a, b string) string {
+	if variant == "" {
+		return fmt.Sprintf("%s|%s|%s|%s", jobKey, metricName, a, b)
+	}
+	return fmt.Sprintf("%s|%s|%s|%s|%s", jobKey, variant, metricName, a, b)
+}

@@ -58,13 +58,18 @@ func listFindings(cmd *cobra.Command, a *app, cfg *watch.Config) error {
 	if err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "culprit\tverdict\tchange\tmetric\tstate\tsubject")
-	for _, r := range fs {
-		f, err := finding.Decode(r.Data)
-		if err != nil {
+	// Findings that share a layout cause are listed together, under it.
+	decoded := make([]*finding.Finding, len(fs))
+	for i, r := range fs {
+		if decoded[i], err = finding.Decode(r.Data); err != nil {
 			return err
 		}
+	}
+	order := finding.GroupByCause(decoded)
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "culprit\tverdict\tchange\tmetric\tstate\tlayout cause\tsubject")
+	for _, i := range order {
+		r, f := fs[i], decoded[i]
 		state := string(r.State)
 		if r.Withdrawn {
 			state += " (withdrawn)"
@@ -72,7 +77,11 @@ func listFindings(cmd *cobra.Command, a *app, cfg *watch.Config) error {
 		if r.Reason != "" {
 			state += ": " + r.Reason
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%+.1f%%\t%s\t%s\t%s\n", gitrev.Short(r.Culprit), f.Verdict, f.Change, f.Metric, state, f.Subject)
+		cause := f.LayoutCause
+		if cause == "" {
+			cause = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%+.1f%%\t%s\t%s\t%s\t%s\n", gitrev.Short(r.Culprit), f.Verdict, f.Change, f.Metric, state, cause, f.Subject)
 	}
 	return tw.Flush()
 }

@@ -38,6 +38,10 @@ type Finding struct {
 	Bisect    string    `json:"bisect,omitempty"`
 	Reproduce []string  `json:"reproduce"`
 	Found     time.Time `json:"found"`
+	// LayoutCause names the layout change triage's layout diff ranks
+	// first ("text_kernel in .text"): findings of different culprits with
+	// the same cause are one alignment story, and are listed together.
+	LayoutCause string `json:"layout_cause,omitempty"`
 }
 
 // MetricChange is one metric the culprit moved.
@@ -115,4 +119,29 @@ func Decode(data []byte) (*Finding, error) {
 // that a mail sent again is recognisably the same.
 func (f *Finding) MessageID() string {
 	return fmt.Sprintf("<perfbot.%s@perfbot.invalid>", f.Culprit)
+}
+
+// GroupByCause orders findings (given newest first) so that those sharing
+// a layout cause follow the newest of them: the indices into fs, in
+// listing order.
+func GroupByCause(fs []*Finding) []int {
+	var order []int
+	done := make([]bool, len(fs))
+	for i, f := range fs {
+		if done[i] {
+			continue
+		}
+		order = append(order, i)
+		done[i] = true
+		if f.LayoutCause == "" {
+			continue
+		}
+		for k := i + 1; k < len(fs); k++ {
+			if !done[k] && fs[k].LayoutCause == f.LayoutCause {
+				order = append(order, k)
+				done[k] = true
+			}
+		}
+	}
+	return order
 }

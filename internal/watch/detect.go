@@ -142,6 +142,9 @@ func (w *Watcher) triage(ctx context.Context, s *measure.Session, jc JobConfig, 
 			fmt.Sprintf("perfbot triage %s %s %s --metric %s", j.File, parent.Short(), culprit.Short(), metricName),
 		}}
 	f.Metrics = []finding.MetricChange{{Job: j.Name, Metric: metricName, Change: res.Change, Verdict: f.Verdict}}
+	if len(res.Suspects) > 0 {
+		f.LayoutCause = res.Suspects[0].Name + " in " + res.Suspects[0].Section
+	}
 	var tr, tab bytes.Buffer
 	_ = report.WriteTriage(&tr, res, report.TriageOptions{Format: "text"})
 	f.Triage = tr.String()

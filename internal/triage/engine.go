@@ -181,7 +181,7 @@ func artifactList(j *job.Job) string {
 }
 
 // measure measures the targets to n runs and counts the runs used.
-func (e *engine) measure(ctx context.Context, ts []target, n int, whole bool) ([]map[int]float64, []map[int]string, error) {
+func (e *engine) measure(ctx context.Context, ts []target, n int, whole bool) ([]runVals, []runFails, error) {
 	vals, failed, err := e.lab.measure(ctx, ts, n, whole)
 	if err != nil {
 		return nil, nil, err

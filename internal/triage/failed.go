@@ -33,7 +33,7 @@ func triageStep(name ExperimentName) string {
 // mostFailed says which build of experiment name, if any, failed in most
 // of its runs, or kept fewer than two runs with a value because of
 // failures; "" when none did.
-func mostFailed(name ExperimentName, labels []string, vals []map[int]float64, failed []map[int]string) string {
+func mostFailed(name ExperimentName, labels []string, vals []runVals, failed []runFails) string {
 	for i := range vals {
 		f, v := len(failed[i]), len(vals[i])
 		if f > 0 && (2*f > f+v || v < 2) {
@@ -44,14 +44,11 @@ func mostFailed(name ExperimentName, labels []string, vals []map[int]float64, fa
 }
 
 // firstReason is the reason of the failed run with the lowest number.
-func firstReason(failed map[int]string) string {
-	first := 0
-	for r := range failed {
-		if first == 0 || r < first {
-			first = r
-		}
+func firstReason(failed runFails) string {
+	if keys := sortedKeys(failed); len(keys) > 0 {
+		return failed[keys[0]]
 	}
-	return failed[first]
+	return ""
 }
 
 // failAlpha is the level of the test that two commits fail at different

@@ -58,8 +58,8 @@ func (e *engine) decideOptions() stats.DecideOptions {
 // "failed" and an *errFailedRuns returned.
 func (e *engine) paired(ctx context.Context, name ExperimentName, title string, ts []target, labels []string, main int, once bool) (*pairedOutcome, error) {
 	out := &pairedOutcome{informative: true}
-	var vals []map[int]float64
-	var failed []map[int]string
+	var vals []runVals
+	var failed []runFails
 	looks, runs := 0, 0
 	stop := ""
 	for _, n := range e.schedule() {

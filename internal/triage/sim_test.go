@@ -6,9 +6,11 @@ import (
 	"io"
 	"math"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/perfbot/perfbot/internal/compare"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/layout"
@@ -41,19 +43,60 @@ type simModel struct {
 	// that ignores the preset); restoreBroken makes the restore padding
 	// miss its symbol.
 	knobsIgnored, restoreBroken bool
+	// alignMiss is what forced alignment leaves of the changed commit's
+	// code shift, in classes (0: it aligns the hot code of both commits
+	// alike).
+	alignMiss int
+	// trace, when set, is the log noise of consecutive real runs (see
+	// simnoise_test.go), taken in order from a random start and scaled by
+	// traceScale; noise and outliers are then unused.
+	trace      []float64
+	traceScale float64
 }
 
-// simLab measures a simModel.
+// simLab measures a simModel the way package measure does: whole rounds
+// (every target once per round, one session, new rounds under new run
+// numbers when the stored ones are incomplete) or run numbers 1..n of each
+// target, failed runs taken again; every measurement is a new session.
 type simLab struct {
-	m     simModel
-	rng   *rand.Rand
-	runs  map[string]map[int]float64
-	fails map[string]map[int]string
-	taken int
+	m        simModel
+	rng      *rand.Rand
+	runs     map[string]map[int]simRun // by target key and run number
+	taken    int
+	sessions int
+	// noiseAt is the next position in the model's noise trace.
+	noiseAt int
+}
+
+// simRun is one stored run.
+type simRun struct {
+	session string
+	value   float64
+	fail    string
 }
 
 func newSimLab(m simModel, seed int64) *simLab {
-	return &simLab{m: m, rng: rand.New(rand.NewSource(seed)), runs: map[string]map[int]float64{}, fails: map[string]map[int]string{}}
+	s := &simLab{m: m, rng: rand.New(rand.NewSource(seed)), runs: map[string]map[int]simRun{}}
+	if len(m.trace) > 0 {
+		s.noiseAt = s.rng.Intn(len(m.trace))
+	}
+	return s
+}
+
+// noise is the log noise of the next run: the next residual of the
+// model's trace of real runs (scaled), else normal noise with outliers.
+func (s *simLab) noise() float64 {
+	m := s.m
+	if len(m.trace) > 0 {
+		x := m.trace[s.noiseAt%len(m.trace)]
+		s.noiseAt++
+		return m.traceScale * x
+	}
+	x := m.noise * s.rng.NormFloat64()
+	if s.rng.Float64() < m.outliers {
+		x += math.Log(1.3)
+	}
+	return x
 }
 
 func (s *simLab) value(t target) float64 {
@@ -70,6 +113,9 @@ func (s *simLab) value(t target) float64 {
 	switch setup {
 	case alignSetup:
 		tc = m.aligned
+		if t.changed {
+			tc += m.alignMiss
+		}
 	case layoutSetup:
 		tc += t.layout
 		dc += t.layout
@@ -80,12 +126,9 @@ func (s *simLab) value(t target) float64 {
 			dc = m.baseData
 		}
 	}
-	x := m.text[mod4(tc)] + m.data[mod4(dc)] + m.noise*s.rng.NormFloat64()
+	x := m.text[mod4(tc)] + m.data[mod4(dc)] + s.noise()
 	if t.changed {
 		x += m.code
-	}
-	if s.rng.Float64() < m.outliers {
-		x += math.Log(1.3)
 	}
 	return 10 * math.Exp(x)
 }
@@ -99,38 +142,97 @@ func (s *simLab) padKind() layout.Kind {
 	return layout.Object
 }
 
-func (s *simLab) measure(_ context.Context, ts []target, n int, _ bool) ([]map[int]float64, []map[int]string, error) {
-	out := make([]map[int]float64, len(ts))
-	failed := make([]map[int]string, len(ts))
+// take runs target t as run r of session.
+func (s *simLab) take(t target, r int, session string) {
+	rate := s.m.failBase
+	if t.changed {
+		rate = s.m.failChanged
+	}
+	s.taken++
+	run := simRun{session: session}
+	if rate > 0 && s.rng.Float64() < rate {
+		run.fail = "crashed: killed by signal SIGSEGV"
+	} else {
+		run.value = s.value(t)
+	}
+	s.runs[t.key()][r] = run
+}
+
+// complete lists the run numbers at which every target has a good run, all
+// of one session.
+func (s *simLab) complete(ts []target) []int {
+	var out []int
+	for r, r0 := range s.runs[ts[0].key()] {
+		ok := r0.fail == ""
+		for _, t := range ts[1:] {
+			x, found := s.runs[t.key()][r]
+			ok = ok && found && x.fail == "" && x.session == r0.session
+		}
+		if ok {
+			out = append(out, r)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (s *simLab) measure(_ context.Context, ts []target, n int, whole bool) ([]runVals, []runFails, error) {
+	s.sessions++
+	session := fmt.Sprintf("sim-%d", s.sessions)
+	for _, t := range ts {
+		if s.runs[t.key()] == nil {
+			s.runs[t.key()] = map[int]simRun{}
+		}
+	}
+	var keep []int
+	if whole {
+		keep = s.complete(ts)
+		if need := n - len(keep); need > 0 {
+			top := 0
+			for _, t := range ts {
+				for r := range s.runs[t.key()] {
+					top = max(top, r)
+				}
+			}
+			for r := top + 1; r <= top+need; r++ {
+				for _, i := range s.rng.Perm(len(ts)) {
+					s.take(ts[i], r, session)
+				}
+			}
+			keep = s.complete(ts)
+			// Too few complete rounds: this measurement's incomplete ones
+			// show the failures.
+			for r := top + 1; r <= top+need && len(keep) < n; r++ {
+				if !slices.Contains(keep, r) {
+					keep = append(keep, r)
+				}
+			}
+		}
+		keep = keep[:min(n, len(keep))]
+	} else {
+		for r := 1; r <= n; r++ {
+			keep = append(keep, r)
+			for _, i := range s.rng.Perm(len(ts)) {
+				if x, ok := s.runs[ts[i].key()][r]; !ok || x.fail != "" {
+					s.take(ts[i], r, session)
+				}
+			}
+		}
+	}
+	out := make([]runVals, len(ts))
+	failed := make([]runFails, len(ts))
 	for i, t := range ts {
-		k := t.key()
-		if s.runs[k] == nil {
-			s.runs[k], s.fails[k] = map[int]float64{}, map[int]string{}
-		}
-		rate := s.m.failBase
-		if t.changed {
-			rate = s.m.failChanged
-		}
-		for r := 1; r <= n; r++ {
-			_, ok := s.runs[k][r]
-			_, bad := s.fails[k][r]
-			if ok || bad {
+		out[i], failed[i] = runVals{}, runFails{}
+		for _, r := range keep {
+			x, ok := s.runs[t.key()][r]
+			if !ok {
 				continue
 			}
-			s.taken++
-			if rate > 0 && s.rng.Float64() < rate {
-				s.fails[k][r] = "crashed: killed by signal SIGSEGV"
-				continue
-			}
-			s.runs[k][r] = s.value(t)
-		}
-		out[i], failed[i] = map[int]float64{}, map[int]string{}
-		for r := 1; r <= n; r++ {
-			if v, ok := s.runs[k][r]; ok {
-				out[i][r] = v
-			}
-			if why, ok := s.fails[k][r]; ok {
-				failed[i][r] = why
+			k := compare.Pair{Machine: "sim", Session: x.session, Round: r, Layout: t.layout}
+			if x.fail != "" {
+				failed[i][k] = x.fail
+			} else {
+				out[i][k] = x.value
 			}
 		}
 	}

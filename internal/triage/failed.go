@@ -61,7 +61,7 @@ const failAlpha = 0.05
 // change that makes the benchmark fail (or stop failing) is a change,
 // whatever the timings of the runs that passed say.
 func (e *engine) failNote() (note, gap string) {
-	var f, n [2]int
+	f, n := e.failCounts()
 	var first [2]string
 	keys := make([]string, 0, len(e.runCounts))
 	for k := range e.runCounts {
@@ -74,8 +74,6 @@ func (e *engine) failNote() (note, gap string) {
 		if c.changed {
 			side = 1
 		}
-		f[side] += c.failed
-		n[side] += c.runs
 		if first[side] == "" && c.failed > 0 {
 			first[side] = c.first
 		}
@@ -96,6 +94,20 @@ func (e *engine) failNote() (note, gap string) {
 		return note + ": the builds differ in whether the benchmark completes, which the timings of the runs that passed do not show", counts
 	}
 	return note + ": too few to tell the commits apart; failed runs are left out of the timings", ""
+}
+
+// failCounts are each commit's failed runs and runs over every build of
+// the triage (base, changed).
+func (e *engine) failCounts() (f, n [2]int) {
+	for _, c := range e.runCounts {
+		side := 0
+		if c.changed {
+			side = 1
+		}
+		f[side] += c.failed
+		n[side] += c.runs
+	}
+	return f, n
 }
 
 // failsUnsettled reports whether two builds' failures hint at different

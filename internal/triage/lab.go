@@ -228,7 +228,20 @@ func (l *storeLab) inspect(ctx context.Context) (*inspection, error) {
 	if d == nil {
 		in.notes = append(in.notes, "no layout diff: no artifact could be read as a binary ("+strings.Join(openErrs, "; ")+")")
 		in.restoreErr = errors.New("no layout diff of the builds")
+		// Unknown: code and data may both have moved.
+		in.textMoved, in.dataMoved = true, true
 		return in, nil
+	}
+	for _, ch := range d.Ranked {
+		if ch.Weight < layout.WeightOff64 {
+			continue
+		}
+		switch ch.B.Kind {
+		case layout.Func:
+			in.textMoved = true
+		case layout.Object:
+			in.dataMoved = true
+		}
 	}
 	for _, ch := range d.Ranked {
 		if len(in.suspects) == maxSuspects {

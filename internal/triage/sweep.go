@@ -33,19 +33,17 @@ func (s *sweepOutcome) canGrowTo(most int) bool {
 // runSweep measures the first n layouts and estimates the change across
 // them.
 func (e *engine) runSweep(ctx context.Context, n int) error {
+	e.sweepTried = true
 	vs := e.lab.layouts(n)
 	if len(vs) < 2 {
 		e.res.Notes = append(e.res.Notes, "no layout sweep: the preset has no layout knob")
 		e.sweep = nil
 		return nil
 	}
-	var ts []target
-	for k, v := range vs {
-		s := layoutSetup
-		if v.Name == "" {
-			s = plainSetup
-		}
-		ts = append(ts, target{setup: s, layout: k, variant: v}, target{changed: true, setup: s, layout: k, variant: v})
+	// Layout 0 is the plain comparison's builds, whose runs it reuses.
+	ts := []target{e.plain.ts[0], e.plain.ts[1]}
+	for k, v := range vs[1:] {
+		ts = append(ts, target{setup: layoutSetup, layout: k + 1, variant: v}, target{changed: true, setup: layoutSetup, layout: k + 1, variant: v})
 	}
 	r := e.opt.LayoutRuns
 	vals, failed, err := e.measure(ctx, ts, r, false)

@@ -51,6 +51,9 @@ func (t target) key() string {
 type inspection struct {
 	identical bool
 	suspects  []Suspect
+	// textMoved and dataMoved say whether any function or data object
+	// changed its offset in its cache line (or the lines it touches).
+	textMoved, dataMoved bool
 	// padding is the restore proposal for the top suspect; nil when none.
 	padding *layout.Padding
 	// restore and control are the restore experiment's variants: the

@@ -26,8 +26,9 @@ type engine struct {
 	res   *Result
 
 	used map[string]int // runs used per target key
-	// latest are each target's runs at its latest measurement, by target
-	// key: an experiment's column that a look did not measure shows them.
+	// latest are each target's runs at its latest measurement of the most
+	// runs, by target key: an experiment's column that a look did not
+	// measure shows them.
 	latest map[string]latestRuns
 	exps   []*Experiment // in the order they first ran; Result.Experiments at the end
 	insp   *inspection
@@ -58,8 +59,10 @@ type engine struct {
 	failGap string
 }
 
-// latestRuns are a target's runs at its latest measurement.
+// latestRuns are a target's runs at its latest measurement of the most
+// runs.
 type latestRuns struct {
+	n      int
 	vals   runVals
 	failed runFails
 }
@@ -187,7 +190,9 @@ func (e *engine) measure(ctx context.Context, ts []target, n int, whole bool) ([
 			return nil, nil, fmt.Errorf("triage: no run of %s printed %s", t, e.metricName())
 		}
 		e.used[t.key()] = max(e.used[t.key()], n)
-		e.latest[t.key()] = latestRuns{vals[i], failed[i]}
+		if l, ok := e.latest[t.key()]; !ok || n >= l.n {
+			e.latest[t.key()] = latestRuns{n, vals[i], failed[i]}
+		}
 		if c, ok := e.runCounts[t.key()]; !ok || n >= c.n {
 			e.runCounts[t.key()] = runCount{changed: t.changed, n: n, runs: len(vals[i]) + len(failed[i]), failed: len(failed[i]), first: firstReason(failed[i])}
 		}

@@ -57,24 +57,27 @@ func (e *engine) verdict() (Verdict, bool) {
 }
 
 // equalizedSame reports whether the experiments that equalise what moved
-// show no change: forced alignment, with no moved data object unless the
-// data restore shows none too; or the data restore, with no moved function
-// unless forced alignment shows none too. The code change is then bounded
-// within the effect whatever the plain build shows.
+// show no change: forced alignment (or the restore of the moved
+// function), with no moved data object unless the data restore shows none
+// too; or the data restore, with no moved function unless forced alignment
+// shows none too. The code change is then bounded within the effect
+// whatever the plain build shows.
 func (e *engine) equalizedSame() bool {
 	f, r := e.forcedOut, e.restoreOut
 	dataSame := e.dataRestore() && r.same()
-	return (f.same() && (!e.insp.dataMoved || dataSame)) || (dataSame && (!e.insp.textMoved || f.same()))
+	textSame := f.same() || (e.canRestore() && !e.dataRestore() && r.same())
+	return (textSame && (!e.insp.dataMoved || dataSame)) || (dataSame && (!e.insp.textMoved || f.same()))
 }
 
 // sweepAgrees weighs an equalising experiment's change with the layout
-// sweep: the sweep must be informative-free (the build ignores the layout
-// knobs: the experiment stands alone) or estimate the change closer to
-// the experiment's than to none, in the same direction: on the log scale
-// the likelihood of the sweep's mean under the experiment's change is at
-// least its likelihood under no change. The sweep averages over layouts
-// that move code and data together, so an artifact that the experiment
-// failed to equalise averages out there.
+// sweep. Where the build ignores the layout knobs (no sweep can say
+// anything) the experiment stands alone. Otherwise the sweep must estimate
+// the change in the same direction, closer to the experiment's change
+// than to none (on the log scale the likelihood of the sweep's mean under
+// that change is at least its likelihood under none), and support that
+// direction at a one-sided p below agreeLevel. The sweep averages over
+// layouts that move code and data together, so an artifact that the
+// experiment failed to equalise averages out there.
 func (e *engine) sweepAgrees(x *pairedOutcome) bool {
 	sw := e.sweep
 	if sw == nil {
@@ -88,7 +91,8 @@ func (e *engine) sweepAgrees(x *pairedOutcome) bool {
 }
 
 // agreeLevel is the one-sided level at which the sweep must support the
-// direction of an equalising experiment's change.
+// direction of an equalising experiment's change (a variable for the
+// simulations that compare levels).
 var agreeLevel = 0.2
 
 // realVerdict is the real verdict for a change of pct percent.

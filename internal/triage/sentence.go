@@ -52,8 +52,12 @@ func (e *engine) sentence() string {
 			fmt.Fprintf(&b, "No change in %s: the two builds are byte-identical (the plain comparison shows %+.1f%%, %s).", m, pc.Change, e.plain.d.Decision)
 		case e.sweep != nil && e.sweep.outcome == OutcomeSame:
 			fmt.Fprintf(&b, "No change in %s beyond ±%g%%: %s.", m, e.opt.MinEffect, e.equivText())
+		case e.plain.d.Decision != stats.Same:
+			fmt.Fprintf(&b, "No change in %s beyond ±%g%%: %s shows none, and the plain comparison does not show one (%+.1f%%, not settled at %d runs)",
+				m, e.opt.MinEffect, e.equalSame(" and "), pc.Change, e.plain.runs)
+			b.WriteString(".")
 		default:
-			fmt.Fprintf(&b, "No change in %s beyond ±%g%%: neither the plain build (%+.1f%%) nor %s changes", m, e.opt.MinEffect, pc.Change, e.equalSame())
+			fmt.Fprintf(&b, "No change in %s beyond ±%g%%: neither the plain build (%+.1f%%) nor %s changes", m, e.opt.MinEffect, pc.Change, e.equalSame(" nor "))
 			if e.sweep != nil && !e.sweep.noEffect {
 				fmt.Fprintf(&b, "; the layout sweep alone cannot bound it (%s, layout sensitivity %.0f%%)", e.robustShort(), max(e.sweep.lc.SensitivityBase, e.sweep.lc.SensitivityChanged))
 			}
@@ -147,8 +151,9 @@ func (e *engine) equalizedText() string {
 	return b.String()
 }
 
-// equalSame names the equalising experiments that show no change.
-func (e *engine) equalSame() string {
+// equalSame names the equalising experiments that show no change, joined
+// by sep.
+func (e *engine) equalSame(sep string) string {
 	var parts []string
 	if e.forcedOut.same() {
 		parts = append(parts, fmt.Sprintf("the forced-alignment build (%+.1f%%)", e.forcedOut.d.Comparison.Change))
@@ -156,7 +161,7 @@ func (e *engine) equalSame() string {
 	if e.restoreOut.same() {
 		parts = append(parts, fmt.Sprintf("the build with %s's offset restored (%+.1f%% against the base)", e.insp.padding.Symbol, e.restoreOut.d.Comparison.Change))
 	}
-	return strings.Join(parts, " nor ")
+	return strings.Join(parts, sep)
 }
 
 // evidence lists the experiments that explain an alignment verdict.

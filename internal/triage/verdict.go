@@ -4,7 +4,6 @@ package triage
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/perfbot/perfbot/internal/metric"
 	"github.com/perfbot/perfbot/internal/stats"
@@ -131,6 +130,3 @@ func (e *engine) disagreement() string {
 	}
 	return ""
 }
-
-// logPct is a percent change on the log scale.
-func logPct(pct float64) float64 { return math.Log1p(pct / 100) }

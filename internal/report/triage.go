@@ -84,6 +84,16 @@ func triageEstimate(change, lo, hi, p, conf float64) string {
 	return s
 }
 
+// triageDecidedBy lists the experiments the verdict rests on, by their
+// headings ("" when none).
+func triageDecidedBy(r *triage.Result) string {
+	var names []string
+	for _, n := range r.DecidedBy {
+		names = append(names, triageHeading(triage.Experiment{Name: n}))
+	}
+	return strings.Join(names, ", ")
+}
+
 // triageBudget is the budget line.
 func triageBudget(r *triage.Result) string {
 	s := fmt.Sprintf("%d runs (%d new), %d builds (%d new), %s", r.Runs, r.NewRuns, r.Builds, r.NewBuilds, triageDuration(r.Wall.Seconds()))

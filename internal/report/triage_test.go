@@ -52,6 +52,7 @@ func triageSeedResult() *triage.Result {
 		Robust: &triage.Robust{Layouts: 4, Change: -0.4, Lo: -9.8, Hi: 9.9, P: 0.88, Confidence: 0.99,
 			SensitivityBase: 4.1, SensitivityChanged: 4.3, LayoutP: 0.0001, WithinCV: 0.2},
 		Disagreement: "the plain comparison shows -7.9% (different) but across 4 layouts the change is -0.4% (CI -9.8% to +9.9%), not significant: the plain change does not survive other layouts",
+		DecidedBy:    []triage.ExperimentName{triage.PlainExperiment, triage.RestoreExperiment},
 		Experiments: []triage.Experiment{
 			{Name: "plain", Title: "the two commits as they build", Outcome: "different", Runs: 10, Looks: 1,
 				Change: -7.9, Lo: -8.0, Hi: -7.8, P: 0.002, Confidence: 0.98, Reason: "wilcoxon p=0.00195 < 0.01, change -7.90%",
@@ -199,4 +200,36 @@ func TestTriageFailedRuns(t *testing.T) {
 func nan() float64 {
 	var zero float64
 	return zero / zero
+}
+
+// TestTriageMaskedRegression: a regression that the plain build hides
+// (the plain comparison shows an improvement) and forced alignment shows
+// is reported as real, naming the experiments it rests on and saying
+// that alignment hides it in the plain build.
+func TestTriageMaskedRegression(t *testing.T) {
+	r := &triage.Result{
+		Verdict: triage.RealRegression,
+		Sentence: "bbbbbbbbbbbb makes t_ms 50.0% worse than aaaaaaaaaaaa: a real regression, not an alignment artifact; built with functions and loops aligned to 64 bytes the change is +50.0% (98% CI +48.0% to +52.0%), and no data object moved in its cache line; " +
+			"the layout sweep agrees: across 4 code/data layouts the change is +45.0% (99% CI -20.0% to +150.0%, not significant). The plain comparison disagrees (-9.1%, different): alignment reverses it there.",
+		Metric: "t_ms", Unit: "ms", Better: metric.LowerIsBetter, Job: "bench", Preset: "c", Base: triageBase, Changed: triageChanged,
+		Change:       -9.1,
+		Disagreement: "the plain comparison shows -9.1% (different) but under forced alignment the change is +50.0% (CI +48.0% to +52.0%): an alignment change reverses the real change in the plain build",
+		DecidedBy:    []triage.ExperimentName{triage.ForcedExperiment, triage.SweepExperiment},
+	}
+	for format, want := range map[string][]string{
+		"text":     {"verdict: real-regression", "decided by: forced alignment, layout sweep", "reverses the real change in the plain build"},
+		"markdown": {"Decided by: forced alignment, layout sweep.", "reverses the real change"},
+		"json":     {`"decided_by": [`, `"forced-alignment",`, `"real": true`},
+		"email":    {"decided by: forced alignment, layout sweep", "Note: the plain comparison shows -9.1%"},
+	} {
+		var b bytes.Buffer
+		if err := WriteTriage(&b, r, TriageOptions{Format: format}); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s report lacks %q:\n%s", format, w, b.String())
+			}
+		}
+	}
 }

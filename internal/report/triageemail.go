@@ -26,6 +26,9 @@ func writeTriageEmail(w io.Writer, r *triage.Result, opt TriageOptions) error {
 		fmt.Fprintf(&b, "test machine: %s\n", opt.Machine)
 	}
 	fmt.Fprintf(&b, "verdict: %s\n", r.Verdict)
+	if d := triageDecidedBy(r); d != "" {
+		fmt.Fprintf(&b, "decided by: %s\n", d)
+	}
 	if r.Disagreement != "" {
 		fmt.Fprintf(&b, "\nNote: %s.\n", r.Disagreement)
 	}

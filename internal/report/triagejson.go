@@ -26,6 +26,7 @@ type triageJSON struct {
 	Change       *float64          `json:"change"`
 	Robust       *triageRobustJSON `json:"robust,omitempty"`
 	Disagreement string            `json:"disagreement,omitempty"`
+	DecidedBy    []string          `json:"decided_by"`
 	Identical    bool              `json:"identical"`
 	Experiments  []triageExpJSON   `json:"experiments"`
 	Suspects     []triage.Suspect  `json:"suspects"`
@@ -123,6 +124,10 @@ func writeTriageJSON(w io.Writer, r *triage.Result) error {
 		Budget: triageBudgetJSON{Runs: r.Runs, NewRuns: r.NewRuns, Builds: r.Builds, NewBuilds: r.NewBuilds,
 			FixedRuns: r.FixedRuns, WallSeconds: math.Round(r.Wall.Seconds()*10) / 10},
 		Resumed: r.Resumed,
+	}
+	out.DecidedBy = []string{}
+	for _, n := range r.DecidedBy {
+		out.DecidedBy = append(out.DecidedBy, string(n))
 	}
 	if out.Suspects == nil {
 		out.Suspects = []triage.Suspect{}

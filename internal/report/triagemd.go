@@ -17,6 +17,9 @@ func writeTriageMarkdown(w io.Writer, r *triage.Result, opt TriageOptions) error
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "### perfbot triage: `%s` of %s\n\n", r.Verdict, code(gitrev.Short(r.Changed.Hash)))
 	fmt.Fprintf(&b, "**%s**\n\n", triageMDEscape(r.Sentence))
+	if d := triageDecidedBy(r); d != "" {
+		fmt.Fprintf(&b, "Decided by: %s.\n\n", d)
+	}
 	if r.Disagreement != "" {
 		fmt.Fprintf(&b, "Plain vs layout-robust: %s.\n\n", triageMDEscape(r.Disagreement))
 	}

@@ -17,6 +17,9 @@ func writeTriageText(w io.Writer, r *triage.Result) error {
 	fmt.Fprintf(&b, "triage of %s on %s\n", r.Metric, r.Job)
 	fmt.Fprintf(&b, "  base:    %s\n  changed: %s\n", triageCommitLine(r.Base), triageCommitLine(r.Changed))
 	fmt.Fprintf(&b, "\nverdict: %s\n%s\n", r.Verdict, r.Sentence)
+	if d := triageDecidedBy(r); d != "" {
+		fmt.Fprintf(&b, "decided by: %s\n", d)
+	}
 	if r.Disagreement != "" {
 		fmt.Fprintf(&b, "plain vs layout-robust: %s\n", r.Disagreement)
 	}

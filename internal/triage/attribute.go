@@ -1,5 +1,6 @@
-// Attribution: the forced-alignment and restore experiments, and the order
-// they run in.
+// The experiments that equalise one kind of layout: plain (with the
+// restore's environment when it shares its rounds), forced alignment and
+// restore, and what each can rule out.
 
 package triage
 
@@ -10,60 +11,67 @@ import (
 	"github.com/perfbot/perfbot/internal/layout"
 )
 
-// attribute runs forced alignment and the restore experiment, in the order
-// the top suspect suggests, and returns the alignment verdict of the first
-// that explains the plain change ("" when neither does).
-func (e *engine) attribute(ctx context.Context) (Verdict, error) {
-	dataFirst := e.insp.padding != nil && e.insp.padding.Kind == layout.Object && e.insp.restoreErr == nil
-	steps := []string{"forced", "restore"}
-	if dataFirst {
-		steps = []string{"restore", "forced"}
-	}
-	for _, s := range steps {
-		switch s {
-		case "forced":
-			if err := e.runForced(ctx); err != nil {
-				return "", err
-			}
-			if e.forcedOut.same() {
-				return TextAlignment, nil
-			}
-		case "restore":
-			if e.insp.padding == nil || e.insp.restoreErr != nil {
-				continue
-			}
-			if err := e.runRestore(ctx); err != nil {
-				return "", err
-			}
-			if e.restoreOut.same() {
-				if e.insp.padding.Kind == layout.Func {
-					return TextAlignment, nil
-				}
-				return DataAlignment, nil
-			}
-		}
-	}
-	return "", nil
+// planKind says which experiment the layout diff puts first.
+type planKind int
+
+const (
+	// planNothing: no function or data object moved in its cache line;
+	// the layout sweep comes first.
+	planNothing planKind = iota
+	// planText: a function moved (the top suspect is code, or no data
+	// restore is possible): forced alignment first.
+	planText
+	// planData: the top suspect is a data object and a restore padding
+	// exists: the restore shares the plain comparison's rounds.
+	planData
+)
+
+func (k planKind) String() string {
+	return [...]string{"nothing moved: layout sweep first", "code moved: forced alignment first", "data moved: restore first, with the plain comparison"}[k]
 }
 
-func (e *engine) runForced(ctx context.Context) error {
+// order picks the plan from the layout diff.
+func (e *engine) order() planKind {
+	in := e.insp
+	switch {
+	case e.canRestore() && in.padding.Kind == layout.Object:
+		return planData
+	case in.textMoved || (e.canRestore() && in.padding.Kind == layout.Func):
+		return planText
+	}
+	return planNothing
+}
+
+func (e *engine) canRestore() bool { return e.insp.padding != nil && e.insp.restoreErr == nil }
+
+// dataRestore reports whether the restore experiment pads a data object.
+func (e *engine) dataRestore() bool { return e.canRestore() && e.insp.padding.Kind == layout.Object }
+
+// newPlain is the plain comparison. In the data-first plan its builds get
+// the restore build's environment size (the restore experiment's control
+// builds), so that the restore experiment can share its rounds.
+func (e *engine) newPlain() *pairedOutcome {
+	ts := []target{{setup: plainSetup}, {changed: true, setup: plainSetup}}
+	title := "the two commits as they build"
+	if e.plan0 == planData {
+		ts = []target{{setup: controlSetup, variant: e.insp.control}, {changed: true, setup: controlSetup, variant: e.insp.control}}
+		title += " (run with an environment as large as the restore build's)"
+	}
+	return newPaired(PlainExperiment, title, ts, []string{"base", "changed"}, 1)
+}
+
+func (e *engine) newForced() *pairedOutcome {
 	v := e.lab.forced()
-	out, err := e.paired(ctx, ForcedExperiment, "both commits rebuilt with functions and loops aligned to 64 bytes ("+v.Name+")",
+	return newPaired(ForcedExperiment, "both commits rebuilt with functions and loops aligned to 64 bytes ("+v.Name+")",
 		[]target{{setup: alignSetup, variant: v}, {changed: true, setup: alignSetup, variant: v}},
-		[]string{"base+" + v.Name, "changed+" + v.Name}, 1, false)
-	if err != nil {
-		return err
-	}
-	if e.lab.sameBuild(target{changed: true, setup: plainSetup}, target{changed: true, setup: alignSetup, variant: v}) {
-		out.informative = false
-		out.exp.Reason = "the forced-alignment build is byte-identical to the plain build: the build ignores the preset's knobs (" + v.Name + ")"
-		e.res.Notes = append(e.res.Notes, out.exp.Reason)
-	}
-	e.forcedOut = out
-	return e.save(ctx, "forced-alignment", nil)
+		[]string{"base+" + v.Name, "changed+" + v.Name}, 1)
 }
 
-func (e *engine) runRestore(ctx context.Context) error {
+// newRestore is the restore experiment: base, changed and changed with
+// the padding, the unpadded ones with an environment of the padded one's
+// size. Sharing the plain comparison's builds, its later looks measure
+// only the base and the padded build.
+func (e *engine) newRestore() *pairedOutcome {
 	p := e.insp.padding
 	ts := []target{
 		{setup: controlSetup, variant: e.insp.control},
@@ -72,15 +80,83 @@ func (e *engine) runRestore(ctx context.Context) error {
 	}
 	title := fmt.Sprintf("the changed commit rebuilt with %d bytes of padding in %s, restoring %s's offset %d mod 64 (it is at %d)",
 		p.Bytes, p.Section, p.Symbol, p.OffA, p.OffB)
-	out, err := e.paired(ctx, RestoreExperiment, title, ts, []string{"base", "changed", "changed+padding"}, 2, false)
-	if err != nil {
+	r := newPaired(RestoreExperiment, title, ts, []string{"base", "changed", "changed+padding"}, 2)
+	if e.plan0 == planData {
+		r.measured = []int{0, 2}
+	}
+	return r
+}
+
+// lookForced takes forced alignment's next look, and on its first says
+// when the knob changed nothing in the build.
+func (e *engine) lookForced(ctx context.Context) error {
+	if e.forcedOut == nil {
+		e.forcedOut = e.newForced()
+	}
+	f := e.forcedOut
+	if err := e.look(ctx, f); err != nil {
 		return err
 	}
-	if note := e.lab.checkRestore(ctx, ts[2], p); note != "" {
-		out.informative = false
-		out.exp.Reason = note
-		e.res.Notes = append(e.res.Notes, note)
+	if f.looks == 1 && e.lab.sameBuild(target{changed: true, setup: plainSetup}, f.ts[1]) {
+		e.uninformative(f, "the forced-alignment build is byte-identical to the plain build: the build ignores the preset's knobs ("+f.ts[1].variant.Name+")")
 	}
-	e.restoreOut = out
+	return e.save(ctx, "forced-alignment", nil)
+}
+
+// lookRestore takes the restore experiment's next look (with the plain
+// comparison's first, in the data-first plan), and on its first says when
+// the padding did not restore the symbol's offset.
+func (e *engine) lookRestore(ctx context.Context) error {
+	if e.restoreOut == nil {
+		e.restoreOut = e.newRestore()
+	}
+	r := e.restoreOut
+	xs := []*pairedOutcome{r}
+	if r.looks == 0 && e.plain.looks == 0 {
+		xs = []*pairedOutcome{e.plain, r}
+	}
+	if err := e.look(ctx, xs...); err != nil {
+		return err
+	}
+	if r.looks == 1 {
+		if note := e.lab.checkRestore(ctx, r.ts[2], e.insp.padding); note != "" {
+			e.uninformative(r, note)
+		}
+	}
 	return e.save(ctx, "restore", nil)
+}
+
+// dataRuledOut reports whether data alignment cannot explain a change
+// that forced alignment keeps: no data object moved in its cache line, or
+// restoring the moved one's offset keeps the change in the same direction.
+func (e *engine) dataRuledOut() bool {
+	if !e.insp.dataMoved {
+		return true
+	}
+	r := e.restoreOut
+	return e.dataRestore() && r.different() && e.forcedOut.different() && r.sign() == e.forcedOut.sign()
+}
+
+// textRuledOut reports the same of code alignment for a change that the
+// data restore keeps: no function moved, or forced alignment keeps it too.
+func (e *engine) textRuledOut() bool {
+	if !e.insp.textMoved {
+		return true
+	}
+	f := e.forcedOut
+	return f.different() && e.restoreOut.different() && f.sign() == e.restoreOut.sign()
+}
+
+// equalized returns the experiment whose change, with the moved layout
+// equalised and the other kind ruled out, is evidence of a real change
+// (nil when none): forced alignment (which does not move data), or the
+// restore of a data object (which does not move code).
+func (e *engine) equalized() *pairedOutcome {
+	if f := e.forcedOut; f.different() && e.dataRuledOut() {
+		return f
+	}
+	if r := e.restoreOut; e.dataRestore() && r.different() && e.textRuledOut() {
+		return r
+	}
+	return nil
 }

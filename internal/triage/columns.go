@@ -1,11 +1,12 @@
 // Experiment tables: each build's column, and helpers over values keyed
-// by run number.
+// by pair key.
 
 package triage
 
 import (
 	"math"
-	"sort"
+	"slices"
+	"strings"
 
 	"github.com/perfbot/perfbot/internal/compare"
 	"github.com/perfbot/perfbot/internal/stats"
@@ -13,7 +14,7 @@ import (
 
 // columns summarises each target's runs and builds the 0-day table, with
 // its failed runs (lkp's fail:runs row).
-func (e *engine) columns(ts []target, labels []string, vals []map[int]float64, failed []map[int]string) ([]Column, *compare.Table) {
+func (e *engine) columns(ts []target, labels []string, vals []runVals, failed []runFails) ([]Column, *compare.Table) {
 	cols := make([]Column, len(ts))
 	tcols := make([]compare.Column, len(ts))
 	series := compare.Series{Metric: e.metricName(), KPI: true, Samples: make([][]compare.Sample, len(ts))}
@@ -40,53 +41,75 @@ func (e *engine) columns(ts []target, labels []string, vals []map[int]float64, f
 	return cols, compare.Build(tcols, []compare.Series{series}, true, e.opt.Alpha)
 }
 
-// pairs returns the values of the runs both sides have, by run number.
-func pairs(a, b map[int]float64) (x, y []float64) {
-	runs := make([]int, 0, len(a))
-	for r := range a {
-		if _, ok := b[r]; ok {
-			runs = append(runs, r)
-		}
+// runVals are one build's runs' values, and runFails its failed runs'
+// reasons, each keyed by the run's pair key: the machine and session that
+// took it, its run number and the layout it was built under. Two builds'
+// runs with equal keys ran in one round of one session.
+type (
+	runVals  = map[compare.Pair]float64
+	runFails = map[compare.Pair]string
+)
+
+// pairKeyLess orders pair keys by run number, then session, machine and
+// layout.
+func pairKeyLess(a, b compare.Pair) int {
+	switch {
+	case a.Round != b.Round:
+		return a.Round - b.Round
+	case a.Session != b.Session:
+		return strings.Compare(a.Session, b.Session)
+	case a.Machine != b.Machine:
+		return strings.Compare(a.Machine, b.Machine)
 	}
-	sort.Ints(runs)
-	for _, r := range runs {
-		x = append(x, a[r])
-		y = append(y, b[r])
+	return a.Layout - b.Layout
+}
+
+// pairs returns the values of the runs both sides have under one pair key
+// (the same round of one session on one machine), in run order.
+func pairs(a, b runVals) (x, y []float64) {
+	for _, k := range sortedKeys(a) {
+		if v, ok := b[k]; ok {
+			x = append(x, a[k])
+			y = append(y, v)
+		}
 	}
 	return x, y
 }
 
-func upTo(m map[int]float64, n int) []float64 {
+// upTo returns the values of runs 1..n, in run order.
+func upTo(m runVals, n int) []float64 {
 	var out []float64
-	for _, r := range sortedRuns(m) {
-		if r <= n {
-			out = append(out, m[r])
+	for _, k := range sortedKeys(m) {
+		if k.Round <= n {
+			out = append(out, m[k])
 		}
 	}
 	return out
 }
 
-func sortedRuns(m map[int]float64) []int {
-	runs := make([]int, 0, len(m))
-	for r := range m {
-		runs = append(runs, r)
+func sortedKeys[V any](m map[compare.Pair]V) []compare.Pair {
+	keys := make([]compare.Pair, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
 	}
-	sort.Ints(runs)
-	return runs
+	slices.SortFunc(keys, pairKeyLess)
+	return keys
 }
 
-func sortedValues(m map[int]float64) []float64 {
-	var out []float64
-	for _, r := range sortedRuns(m) {
-		out = append(out, m[r])
+func sortedValues(m runVals) []float64 {
+	out := make([]float64, 0, len(m))
+	for _, k := range sortedKeys(m) {
+		out = append(out, m[k])
 	}
 	return out
 }
 
-func samples(m map[int]float64) []compare.Sample {
-	var out []compare.Sample
-	for _, r := range sortedRuns(m) {
-		out = append(out, compare.Sample{Pair: compare.Pair{Round: r}, Value: m[r]})
+// samples returns a build's runs as the samples of a comparison table,
+// under their pair keys.
+func samples(m runVals) []compare.Sample {
+	out := make([]compare.Sample, 0, len(m))
+	for _, k := range sortedKeys(m) {
+		out = append(out, compare.Sample{Pair: k, Value: m[k]})
 	}
 	return out
 }

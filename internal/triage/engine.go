@@ -25,14 +25,26 @@ type engine struct {
 	state *state
 	res   *Result
 
-	used  map[string]int // runs used per target key
-	exps  []*Experiment  // in the order they ran; Result.Experiments at the end
-	plain *pairedOutcome
-	insp  *inspection
-	// the latest sweep and the number of layouts it had
-	sweep *sweepOutcome
-	// attribution outcomes, nil when not run
-	forcedOut, restoreOut *pairedOutcome
+	used map[string]int // runs used per target key
+	// latest are each target's runs at its latest measurement of the most
+	// runs, by target key: an experiment's column that a look did not
+	// measure shows them.
+	latest map[string]latestRuns
+	exps   []*Experiment // in the order they first ran; Result.Experiments at the end
+	insp   *inspection
+	plan0  planKind // the order the layout diff suggests
+	// the paired experiments, nil when not run
+	plain, forcedOut, restoreOut *pairedOutcome
+	// the latest sweep and the number of layouts it had; sweepTried is
+	// set once a sweep was asked for (there may be none)
+	sweep      *sweepOutcome
+	sweepTried bool
+	// realBy is the equalising experiment a real verdict rests on (with
+	// the sweep agreeing), nil when it rests on the sweep alone.
+	realBy *pairedOutcome
+	// design and seq are the looks' group-sequential plan.
+	design seqDesign
+	seq    *stats.SequentialPlan
 	// fixedBuilds counts the builds of the fixed design.
 	fixedBuilds int
 	// byIdentity is true when the verdict rests on byte-identical builds.
@@ -45,6 +57,14 @@ type engine struct {
 	// failGap says, when the two commits fail at significantly different
 	// rates, by how much ("" when they do not).
 	failGap string
+}
+
+// latestRuns are a target's runs at its latest measurement of the most
+// runs.
+type latestRuns struct {
+	n      int
+	vals   runVals
+	failed runFails
 }
 
 // runCount is a target's runs and failed runs.
@@ -64,6 +84,8 @@ func (e *engine) logf(format string, args ...any) {
 func (e *engine) run(ctx context.Context) (*Result, error) {
 	e.used = map[string]int{}
 	e.runCounts = map[string]runCount{}
+	e.latest = map[string]latestRuns{}
+	e.design = design
 	res, err := e.decide(ctx)
 	var fr *errFailedRuns
 	if errors.As(err, &fr) {
@@ -71,7 +93,7 @@ func (e *engine) run(ctx context.Context) (*Result, error) {
 		if e.res.Metric == "" {
 			e.res.Metric, e.res.Unit, e.res.Better = e.lab.metricInfo()
 		}
-		if e.plain == nil {
+		if e.plain == nil || e.plain.exp == nil || e.plain.exp.Outcome == OutcomeFailed {
 			e.res.Change = math.NaN()
 		}
 		return e.finish(Inconclusive), nil
@@ -79,13 +101,13 @@ func (e *engine) run(ctx context.Context) (*Result, error) {
 	return res, err
 }
 
-// decide runs the experiments until the verdict is clear.
+// decide runs the experiments until the verdict is clear: the layout diff
+// of the two plain builds (no runs), the plain comparison (one look only
+// when the builds' artifacts are byte-identical), then, in the order the
+// layout diff suggests, one look at a time, whatever experiment can still
+// settle the verdict (rules.go).
 func (e *engine) decide(ctx context.Context) (*Result, error) {
 	r := e.res
-
-	// 1. The layout diff of the two plain builds (no runs), then the plain
-	// comparison: one look only when the builds' artifacts are
-	// byte-identical.
 	var err error
 	if e.insp, err = e.lab.inspect(ctx); err != nil {
 		return nil, err
@@ -95,16 +117,21 @@ func (e *engine) decide(ctx context.Context) (*Result, error) {
 	if e.insp.padding != nil {
 		r.Padding = strings.TrimSpace(e.insp.padding.Instructions())
 	}
-	e.plain, err = e.paired(ctx, PlainExperiment, "the two commits as they build",
-		[]target{{setup: plainSetup}, {changed: true, setup: plainSetup}},
-		[]string{"base", "changed"}, 1, e.insp.identical)
+	e.plan0 = e.order()
+	e.logf("layout diff: %s", e.plan0)
+	e.plain = e.newPlain()
+	if e.plan0 == planData {
+		err = e.lookRestore(ctx)
+	} else {
+		err = e.look(ctx, e.plain)
+	}
 	if err != nil {
 		return nil, err
 	}
 	r.Metric, r.Unit, r.Better = e.lab.metricInfo()
 	r.Change = e.plain.d.Comparison.Change
 	e.fixedBuilds = 4 + 2*(len(e.lab.layouts(e.opt.Layouts))-1)
-	if e.insp.restoreErr == nil && e.insp.padding != nil {
+	if e.canRestore() {
 		e.fixedBuilds += 3
 	}
 	if err := e.save(ctx, "plain", nil); err != nil {
@@ -121,55 +148,27 @@ func (e *engine) decide(ctx context.Context) (*Result, error) {
 			"the change lives outside build.artifacts (a script, a data file, a library the benchmark loads) or the machine changed between runs; "+
 			"the triage goes on as for different builds", artifactList(e.opt.Job), e.plain.d.Comparison.Change, e.plain.d.Reason))
 	}
-
-	// 2. The layout sweep.
-	if err := e.runSweep(ctx, e.opt.Layouts); err != nil {
-		return nil, err
-	}
-	plainChange := e.plain.different()
-	attributed := false
 	for {
-		sw := e.sweep
-		switch {
-		case sw == nil || sw.noEffect:
-			// No sweep possible, or the build ignores the knobs: only the
-			// other experiments can decide.
-		case sw.outcome == OutcomeSignificant:
-			return e.finishReal(), nil
-		case sw.outcome == OutcomeSame && !plainChange:
-			return e.finish(NoChange), nil
-		}
-		if plainChange && !attributed {
-			// 3-4. Attribution, once: does a layout-equalising rebuild
-			// remove the plain change?
-			attributed = true
-			v, err := e.attribute(ctx)
-			if err != nil {
-				return nil, err
-			}
-			if v != "" {
+		if v, ok := e.verdict(); ok {
+			// Builds that fail at different rates are never "no change":
+			// a no-change verdict waits until their failures settle.
+			x := e.failsPending()
+			if v != NoChange || x == nil {
 				return e.finish(v), nil
 			}
-		}
-		if !plainChange && e.forcedOut == nil {
-			// Forced alignment is one more layout, cheaper than doubling
-			// the sweep: no change in the plain build and none there is
-			// no change.
-			if err := e.runForced(ctx); err != nil {
+			if err := e.look(ctx, x); err != nil {
 				return nil, err
 			}
-			if e.plain.d.Decision == stats.Same && e.forcedOut.same() {
-				return e.finish(NoChange), nil
-			}
+			continue
 		}
-		if sw == nil || sw.noEffect || sw.outcome == OutcomeSame || !sw.canGrowTo(e.opt.MaxLayouts) {
-			break
+		s := e.next()
+		if s == nil {
+			return e.finish(Inconclusive), nil
 		}
-		if err := e.runSweep(ctx, 2*sw.layouts); err != nil {
+		if err := s(ctx); err != nil {
 			return nil, err
 		}
 	}
-	return e.finish(Inconclusive), nil
 }
 
 // artifactList names a job's artifacts for a note.
@@ -181,7 +180,7 @@ func artifactList(j *job.Job) string {
 }
 
 // measure measures the targets to n runs and counts the runs used.
-func (e *engine) measure(ctx context.Context, ts []target, n int, whole bool) ([]map[int]float64, []map[int]string, error) {
+func (e *engine) measure(ctx context.Context, ts []target, n int, whole bool) ([]runVals, []runFails, error) {
 	vals, failed, err := e.lab.measure(ctx, ts, n, whole)
 	if err != nil {
 		return nil, nil, err
@@ -191,6 +190,9 @@ func (e *engine) measure(ctx context.Context, ts []target, n int, whole bool) ([
 			return nil, nil, fmt.Errorf("triage: no run of %s printed %s", t, e.metricName())
 		}
 		e.used[t.key()] = max(e.used[t.key()], n)
+		if l, ok := e.latest[t.key()]; !ok || n >= l.n {
+			e.latest[t.key()] = latestRuns{n, vals[i], failed[i]}
+		}
 		if c, ok := e.runCounts[t.key()]; !ok || n >= c.n {
 			e.runCounts[t.key()] = runCount{changed: t.changed, n: n, runs: len(vals[i]) + len(failed[i]), failed: len(failed[i]), first: firstReason(failed[i])}
 		}

@@ -33,7 +33,7 @@ func triageStep(name ExperimentName) string {
 // mostFailed says which build of experiment name, if any, failed in most
 // of its runs, or kept fewer than two runs with a value because of
 // failures; "" when none did.
-func mostFailed(name ExperimentName, labels []string, vals []map[int]float64, failed []map[int]string) string {
+func mostFailed(name ExperimentName, labels []string, vals []runVals, failed []runFails) string {
 	for i := range vals {
 		f, v := len(failed[i]), len(vals[i])
 		if f > 0 && (2*f > f+v || v < 2) {
@@ -44,14 +44,11 @@ func mostFailed(name ExperimentName, labels []string, vals []map[int]float64, fa
 }
 
 // firstReason is the reason of the failed run with the lowest number.
-func firstReason(failed map[int]string) string {
-	first := 0
-	for r := range failed {
-		if first == 0 || r < first {
-			first = r
-		}
+func firstReason(failed runFails) string {
+	if keys := sortedKeys(failed); len(keys) > 0 {
+		return failed[keys[0]]
 	}
-	return failed[first]
+	return ""
 }
 
 // failAlpha is the level of the test that two commits fail at different
@@ -64,7 +61,7 @@ const failAlpha = 0.05
 // change that makes the benchmark fail (or stop failing) is a change,
 // whatever the timings of the runs that passed say.
 func (e *engine) failNote() (note, gap string) {
-	var f, n [2]int
+	f, n := e.failCounts()
 	var first [2]string
 	keys := make([]string, 0, len(e.runCounts))
 	for k := range e.runCounts {
@@ -77,8 +74,6 @@ func (e *engine) failNote() (note, gap string) {
 		if c.changed {
 			side = 1
 		}
-		f[side] += c.failed
-		n[side] += c.runs
 		if first[side] == "" && c.failed > 0 {
 			first[side] = c.first
 		}
@@ -99,6 +94,20 @@ func (e *engine) failNote() (note, gap string) {
 		return note + ": the builds differ in whether the benchmark completes, which the timings of the runs that passed do not show", counts
 	}
 	return note + ": too few to tell the commits apart; failed runs are left out of the timings", ""
+}
+
+// failCounts are each commit's failed runs and runs over every build of
+// the triage (base, changed).
+func (e *engine) failCounts() (f, n [2]int) {
+	for _, c := range e.runCounts {
+		side := 0
+		if c.changed {
+			side = 1
+		}
+		f[side] += c.failed
+		n[side] += c.runs
+	}
+	return f, n
 }
 
 // failsUnsettled reports whether two builds' failures hint at different

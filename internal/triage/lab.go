@@ -85,7 +85,7 @@ func (l *storeLab) metricInfo() (string, string, metric.Better) { return l.metri
 func (l *storeLab) forced() job.Variant         { return l.preset.ForcedAlignment() }
 func (l *storeLab) layouts(n int) []job.Variant { return l.preset.Layouts(n) }
 
-func (l *storeLab) measure(ctx context.Context, ts []target, n int, whole bool) ([]map[int]float64, []map[int]string, error) {
+func (l *storeLab) measure(ctx context.Context, ts []target, n int, whole bool) ([]runVals, []runFails, error) {
 	mts := make([]measure.Target, len(ts))
 	for i, t := range ts {
 		mts[i] = measure.Target{Commit: l.commit(t), Variant: t.variant}
@@ -115,33 +115,42 @@ func (l *storeLab) measure(ctx context.Context, ts []target, n int, whole bool) 
 	if err := errors.Join(buildErrs...); err != nil {
 		return nil, nil, err
 	}
-	// Runs are keyed by their round's position (1..n), the same for every
-	// target, so the keys pair runs of one round.
-	pos := make(map[int]int, n)
-	for k, r := range out.Rounds {
-		pos[r] = k + 1
-	}
-	if !whole {
+	// Runs are keyed by their pair key: the machine and session that took
+	// them, the run number and the target's layout. Whole measurements
+	// keep the rounds measure chose (each ran every target in one
+	// session); the others runs 1..n of each target.
+	keep := make(map[int]bool, n)
+	if whole {
+		for _, r := range out.Rounds {
+			keep[r] = true
+		}
+	} else {
 		for r := 1; r <= n; r++ {
-			pos[r] = r
+			keep[r] = true
 		}
 	}
-	vals := make([]map[int]float64, len(ts))
-	failed := make([]map[int]string, len(ts))
+	vals := make([]runVals, len(ts))
+	failed := make([]runFails, len(ts))
 	for i, t := range ts {
 		got, err := l.opt.Store.Samples(ctx, l.opt.Job.Key(), []string{l.commit(t).Hash}, measure.VariantID(t.variant))
 		if err != nil {
 			return nil, nil, err
 		}
-		vals[i] = map[int]float64{}
-		for _, rv := range compare.PerRun(compare.RunsOf(got[l.commit(t).Hash][l.metric])) {
-			if k, ok := pos[rv.Pair.Round]; ok {
-				vals[i][k] = rv.Value
+		ss := got[l.commit(t).Hash][l.metric]
+		cs := make([]compare.Sample, 0, len(ss))
+		for _, x := range ss {
+			if keep[x.Run] {
+				cs = append(cs, compare.Sample{Pair: compare.Pair{Machine: x.Machine, Session: x.Session, Round: x.Run, Layout: t.layout}, Value: x.Value})
 			}
 		}
-		failed[i] = map[int]string{}
+		vals[i] = runVals{}
+		for _, rv := range compare.PerRun(cs) {
+			vals[i][rv.Pair] = rv.Value
+		}
+		failed[i] = runFails{}
 		for _, r := range out.Targets[i].Runs {
-			if k, ok := pos[r.Index]; ok && r.Status != store.RunOK {
+			if keep[r.Index] && r.Status != store.RunOK {
+				k := compare.Pair{Machine: r.Machine, Session: r.Session, Round: r.Index, Layout: t.layout}
 				failed[i][k] = fmt.Sprintf("%s: %s (logs in %s)", r.Status, r.Reason, l.opt.Store.RunDir(r.RunKey))
 			}
 		}
@@ -219,7 +228,20 @@ func (l *storeLab) inspect(ctx context.Context) (*inspection, error) {
 	if d == nil {
 		in.notes = append(in.notes, "no layout diff: no artifact could be read as a binary ("+strings.Join(openErrs, "; ")+")")
 		in.restoreErr = errors.New("no layout diff of the builds")
+		// Unknown: code and data may both have moved.
+		in.textMoved, in.dataMoved = true, true
 		return in, nil
+	}
+	for _, ch := range d.Ranked {
+		if ch.Weight < layout.WeightOff64 {
+			continue
+		}
+		switch ch.B.Kind {
+		case layout.Func:
+			in.textMoved = true
+		case layout.Object:
+			in.dataMoved = true
+		}
 	}
 	for _, ch := range d.Ranked {
 		if len(in.suspects) == maxSuspects {

@@ -24,8 +24,14 @@ func (e *engine) sentence() string {
 		if r.Verdict == RealImprovement {
 			kind, dir = "improvement", "better"
 		}
-		fmt.Fprintf(&b, "%s makes %s %.1f%% %s than %s: a real %s, not an alignment artifact; %s",
-			r.Changed.Short(), m, abs(e.sweep.lc.Change), dir, r.Base.Short(), kind, e.robustText())
+		c, _ := e.realChange()
+		fmt.Fprintf(&b, "%s makes %s %.1f%% %s than %s: a real %s, not an alignment artifact; ",
+			r.Changed.Short(), m, abs(c), dir, r.Base.Short(), kind)
+		if e.realBy != nil {
+			b.WriteString(e.equalizedText())
+		} else {
+			b.WriteString(e.robustText())
+		}
 		if r.Disagreement != "" {
 			fmt.Fprintf(&b, " The plain comparison disagrees (%+.1f%%, %s): alignment %s.", pc.Change, e.plain.d.Decision, e.alignmentRole())
 		}
@@ -46,8 +52,12 @@ func (e *engine) sentence() string {
 			fmt.Fprintf(&b, "No change in %s: the two builds are byte-identical (the plain comparison shows %+.1f%%, %s).", m, pc.Change, e.plain.d.Decision)
 		case e.sweep != nil && e.sweep.outcome == OutcomeSame:
 			fmt.Fprintf(&b, "No change in %s beyond ±%g%%: %s.", m, e.opt.MinEffect, e.equivText())
+		case e.plain.d.Decision != stats.Same:
+			fmt.Fprintf(&b, "No change in %s beyond ±%g%%: %s shows none, and the plain comparison does not show one (%+.1f%%, not settled at %d runs)",
+				m, e.opt.MinEffect, e.equalSame(" and "), pc.Change, e.plain.runs)
+			b.WriteString(".")
 		default:
-			fmt.Fprintf(&b, "No change in %s beyond ±%g%%: neither the plain build (%+.1f%%) nor the forced-alignment build (%+.1f%%) changes", m, e.opt.MinEffect, pc.Change, e.forcedOut.d.Comparison.Change)
+			fmt.Fprintf(&b, "No change in %s beyond ±%g%%: neither the plain build (%+.1f%%) nor %s changes", m, e.opt.MinEffect, pc.Change, e.equalSame(" nor "))
 			if e.sweep != nil && !e.sweep.noEffect {
 				fmt.Fprintf(&b, "; the layout sweep alone cannot bound it (%s, layout sensitivity %.0f%%)", e.robustShort(), max(e.sweep.lc.SensitivityBase, e.sweep.lc.SensitivityChanged))
 			}
@@ -99,15 +109,59 @@ func (e *engine) equivText() string {
 // build.
 func (e *engine) alignmentRole() string {
 	pc := e.plain.d.Comparison
+	c, _ := e.realChange()
 	switch {
 	case e.plain.d.Decision != stats.Different:
 		return "hides it there"
-	case signOf(pc.Change) != signOf(e.sweep.lc.Change):
+	case signOf(pc.Change) != signOf(c):
 		return "reverses it there"
-	case abs(pc.Change) > abs(e.sweep.lc.Change):
+	case abs(pc.Change) > abs(c):
 		return "adds to it there"
 	}
 	return "takes from it there"
+}
+
+// equalizedText states, as a clause ending in ".", the change that the
+// equalising experiment keeps, why the other kind of layout cannot
+// explain it, and the sweep that weighs it.
+func (e *engine) equalizedText() string {
+	x := e.realBy
+	c := x.d.Comparison
+	var b strings.Builder
+	if x == e.forcedOut {
+		fmt.Fprintf(&b, "built with functions and loops aligned to 64 bytes the change is %+.1f%% (%.0f%% CI %+.1f%% to %+.1f%%)", c.Change, 100*c.Confidence, c.Lo, c.Hi)
+		if !e.insp.dataMoved {
+			b.WriteString(", and no data object moved in its cache line")
+		} else {
+			fmt.Fprintf(&b, ", and restoring %s's offset keeps it (%+.1f%% against the base)", e.insp.padding.Symbol, e.restoreOut.d.Comparison.Change)
+		}
+	} else {
+		fmt.Fprintf(&b, "with %s's offset restored the change is %+.1f%% (%.0f%% CI %+.1f%% to %+.1f%%)", e.insp.padding.Symbol, c.Change, 100*c.Confidence, c.Lo, c.Hi)
+		if !e.insp.textMoved {
+			b.WriteString(", and no function moved in its cache line")
+		} else {
+			fmt.Fprintf(&b, ", and forced alignment keeps it (%+.1f%%)", e.forcedOut.d.Comparison.Change)
+		}
+	}
+	if sw := e.sweep; sw != nil && !sw.noEffect {
+		fmt.Fprintf(&b, "; the layout sweep agrees: %s", e.robustText())
+	} else {
+		b.WriteString("; the build ignores the layout knobs, so no sweep weighs it.")
+	}
+	return b.String()
+}
+
+// equalSame names the equalising experiments that show no change, joined
+// by sep.
+func (e *engine) equalSame(sep string) string {
+	var parts []string
+	if e.forcedOut.same() {
+		parts = append(parts, fmt.Sprintf("the forced-alignment build (%+.1f%%)", e.forcedOut.d.Comparison.Change))
+	}
+	if e.restoreOut.same() {
+		parts = append(parts, fmt.Sprintf("the build with %s's offset restored (%+.1f%% against the base)", e.insp.padding.Symbol, e.restoreOut.d.Comparison.Change))
+	}
+	return strings.Join(parts, sep)
 }
 
 // evidence lists the experiments that explain an alignment verdict.
@@ -160,8 +214,16 @@ func (e *engine) settle() []string {
 	if e.failGap != "" {
 		out = append(out, "the commits fail at different rates (notes above): read the failed runs' logs; a change that makes the benchmark fail is a change even where the timings of the other runs agree")
 	}
-	if e.plain.d.Decision == stats.Unknown {
+	if e.plain.d.Decision == stats.Unknown && !e.canLook(e.plain) {
 		out = append(out, fmt.Sprintf("the plain comparison needs more than %d runs a side at this noise: raise --max-runs or run on a quieter machine", e.opt.MaxRuns))
+	}
+	if f := e.forcedOut; f.different() && !e.dataRuledOut() {
+		out = append(out, fmt.Sprintf("forced alignment keeps a change of %+.1f%%, but data objects moved in their cache lines and no restore ruled them out: "+
+			"forced alignment does not move data, so that change may be a data alignment artifact", f.d.Comparison.Change))
+	}
+	if x := e.equalized(); x != nil && e.sweep != nil && !e.sweepAgrees(x) {
+		out = append(out, fmt.Sprintf("%s keeps a change of %+.1f%%, but the layout sweep does not agree (%s): an alignment effect that the experiment does not equalise would look like this",
+			triageStep(x.name), x.d.Comparison.Change, e.robustShort()))
 	}
 	if sw := e.sweep; sw != nil && sw.noEffect {
 		out = append(out, "the build ignores the layout knobs: pick the --preset of its toolchain, or map the PERFBOT_* variables in the build command (docs/knobs.md)")
@@ -178,7 +240,7 @@ func (e *engine) settle() []string {
 	} else if e.insp.restoreErr != nil && !e.insp.identical {
 		out = append(out, "no restore experiment: "+e.insp.restoreErr.Error())
 	}
-	if e.forcedOut.different() && e.restoreOut.different() && e.forcedOut.sign() == e.restoreOut.sign() {
+	if e.forcedOut.different() && e.restoreOut.different() && e.forcedOut.sign() == e.restoreOut.sign() && e.equalized() == nil {
 		out = append(out, fmt.Sprintf("forced alignment (%+.1f%%) and the restore padding (%+.1f%%) both keep a change: likely a real change that alignment distorts in the plain build",
 			e.forcedOut.d.Comparison.Change, e.restoreOut.d.Comparison.Change))
 	}

@@ -33,19 +33,17 @@ func (s *sweepOutcome) canGrowTo(most int) bool {
 // runSweep measures the first n layouts and estimates the change across
 // them.
 func (e *engine) runSweep(ctx context.Context, n int) error {
+	e.sweepTried = true
 	vs := e.lab.layouts(n)
 	if len(vs) < 2 {
 		e.res.Notes = append(e.res.Notes, "no layout sweep: the preset has no layout knob")
 		e.sweep = nil
 		return nil
 	}
-	var ts []target
-	for k, v := range vs {
-		s := layoutSetup
-		if v.Name == "" {
-			s = plainSetup
-		}
-		ts = append(ts, target{setup: s, layout: k, variant: v}, target{changed: true, setup: s, layout: k, variant: v})
+	// Layout 0 is the plain comparison's builds, whose runs it reuses.
+	ts := []target{e.plain.ts[0], e.plain.ts[1]}
+	for k, v := range vs[1:] {
+		ts = append(ts, target{setup: layoutSetup, layout: k + 1, variant: v}, target{changed: true, setup: layoutSetup, layout: k + 1, variant: v})
 	}
 	r := e.opt.LayoutRuns
 	vals, failed, err := e.measure(ctx, ts, r, false)
@@ -67,8 +65,8 @@ func (e *engine) runSweep(ctx context.Context, n int) error {
 	// The sweep's table: the plain layout's columns and each commit's
 	// layout medians are in exp.Layouts; the table holds all runs of each
 	// commit across layouts (unpaired).
-	var sideVals []map[int]float64
-	var sideFailed []map[int]string
+	var sideVals []runVals
+	var sideFailed []runFails
 	exp.Columns, exp.Table, sideVals, sideFailed = e.sweepColumns(ts, vals, failed, r)
 	exp.Looks = 1
 	if e.sweep != nil {
@@ -124,22 +122,23 @@ func (e *engine) runSweep(ctx context.Context, n int) error {
 }
 
 // sweepColumns summarises the sweep: each commit's runs (and failed runs)
-// over all layouts, which it also returns.
-func (e *engine) sweepColumns(ts []target, vals []map[int]float64, failed []map[int]string, r int) ([]Column, *compare.Table, []map[int]float64, []map[int]string) {
-	all := make([]map[int]float64, 2)
-	allFailed := make([]map[int]string, 2)
+// over all layouts, which it also returns. The runs keep their pair keys,
+// which name their layout, so that the table pairs runs of one layout and
+// one round only.
+func (e *engine) sweepColumns(ts []target, vals []runVals, failed []runFails, r int) ([]Column, *compare.Table, []runVals, []runFails) {
+	all := make([]runVals, 2)
+	allFailed := make([]runFails, 2)
 	for side := range 2 {
-		all[side], allFailed[side] = map[int]float64{}, map[int]string{}
+		all[side], allFailed[side] = runVals{}, runFails{}
 		for i := side; i < len(ts); i += 2 {
-			// Number runs by layout so that layouts pair up.
-			for run, v := range vals[i] {
-				if run <= r {
-					all[side][(i/2)*r+run] = v
+			for k, v := range vals[i] {
+				if k.Round <= r {
+					all[side][k] = v
 				}
 			}
-			for run, why := range failed[i] {
-				if run <= r {
-					allFailed[side][(i/2)*r+run] = why
+			for k, why := range failed[i] {
+				if k.Round <= r {
+					allFailed[side][k] = why
 				}
 			}
 		}

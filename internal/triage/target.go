@@ -51,6 +51,9 @@ func (t target) key() string {
 type inspection struct {
 	identical bool
 	suspects  []Suspect
+	// textMoved and dataMoved say whether any function or data object
+	// changed its offset in its cache line (or the lines it touches).
+	textMoved, dataMoved bool
 	// padding is the restore proposal for the top suspect; nil when none.
 	padding *layout.Padding
 	// restore and control are the restore experiment's variants: the
@@ -65,13 +68,15 @@ type inspection struct {
 // measure and store, the tests a simulator.
 type lab interface {
 	// measure makes sure every target has n runs and returns each
-	// target's metric value by run number, and why each of its failed runs
-	// failed, by run number (1..n). With whole, the n runs are whole
-	// rounds, each running every target once in one session, so that
-	// targets measured earlier (the restore experiment's base) are measured
-	// again side by side with new ones; without, runs 1..n of each target
-	// are reused one by one (the sweep, whose pairs are per layout).
-	measure(ctx context.Context, ts []target, n int, whole bool) (vals []map[int]float64, failed []map[int]string, err error)
+	// target's metric value by pair key (machine, session, run number and
+	// the target's layout), and why each of its failed runs failed, by
+	// pair key. With whole, the n runs are whole rounds, each running
+	// every target once in one session, so that targets measured earlier
+	// (the restore experiment's base) are measured again side by side with
+	// new ones; without, runs 1..n of each target are reused one by one
+	// (the sweep, whose pairs are per layout). Runs of two targets pair
+	// only when their keys are equal: one round of one session.
+	measure(ctx context.Context, ts []target, n int, whole bool) (vals []runVals, failed []runFails, err error)
 	// metricInfo returns the metric triaged, its unit and direction; valid
 	// after the first measure.
 	metricInfo() (name, unit string, better metric.Better)

@@ -1,59 +1,3 @@
-// Package triage decides whether a performance change between two commits
-// is real or an artifact of code or data alignment, with the experiments
-// that show it.
-//
-// It works the way a 0-day engineer triages a report by hand: rebuild with
-// forced alignment, rebuild under other layouts, pad the moved symbol back
-// and see whether the old figure returns. [Run] returns a [Result]: the
-// [Verdict] and its sentence, each [Experiment] that ran (a [Column] per
-// build, and for the layout sweep a [LayoutRow] per layout), the estimate
-// across layouts ([Robust]) and the layout diff's top symbols ([Suspect]).
-//
-// [Run] goes through the experiments in the order that reaches a verdict
-// with the fewest runs, and stops as soon as the verdict is clear:
-//
-//  1. plain: the two commits as they build (is there a change at all?),
-//     measured in interleaved pairs, 10 -> 20 -> 40 runs a side while
-//     [stats.Decide] says "unknown"; and the layout diff of the two builds
-//     (perfbot layout), which costs no run. Builds whose artifacts
-//     (build.artifacts) are byte-identical end the triage here after one
-//     look, as no change, unless that look shows a difference: then the
-//     change lives outside the artifacts and the triage goes on. A job
-//     that lists no artifacts never has identical builds.
-//  2. layout sweep: both commits built under several layouts that move
-//     code, data and stack together (knobs.Preset.Layouts), a few runs
-//     each; the code effect is estimated with the layouts as a random
-//     factor ([stats.CompareLayouts]): a change with an interval across
-//     layouts, and each commit's layout sensitivity. A change significant
-//     across layouts is real, whatever the plain comparison said.
-//  3. forced alignment: both commits rebuilt with functions and loops
-//     aligned to 64 bytes; a change that vanishes there was text alignment.
-//  4. restore: the changed commit rebuilt with the padding that gives the
-//     layout diff's top suspect its old offset back (layout.ProposePadding),
-//     measured beside both commits (the seed's three columns: base,
-//     changed, changed+padding); recovery of the base figure proves the
-//     cause.
-//
-// Experiments 3 and 4 run in the order the top suspect suggests (code:
-// forced alignment first; data: restore first). When neither explains a
-// change, the sweep grows (4 -> 8 -> 16 layouts) before the triage gives
-// up as inconclusive. Every run goes through package measure, so it is
-// stored at once and reused: a killed triage resumes where it stopped, and
-// the triage's progress is kept in the store's state table.
-//
-// Failed runs (crashes, timeouts, a missing metric) are counted in every
-// experiment's table, as lkp's fail:runs row. A build whose runs mostly
-// fail ends the triage as inconclusive, naming it; builds that fail at
-// different rates (one fails and the other never does, or their shares
-// differ by 10 points) are named in the notes, and such a triage is never
-// "no change".
-//
-// Error rates: each look of each experiment tests at Options.Alpha (0.01
-// by default, Pinpoint's); a "real" verdict needs the sweep to be
-// significant, so over the sweep's planned looks (3 by default) the chance
-// of calling a real change where there is none is at most 3 % (Bonferroni),
-// and the same bound holds for calling "no change" when the change is at
-// least Options.MinEffect. The simulations in the tests check both.
 package triage
 
 import (
@@ -129,7 +73,9 @@ type Options struct {
 	// Log receives one line per experiment step; may be nil.
 	Log io.Writer
 
-	// Alpha is the error rate of each look of each test. Default 0.01.
+	// Alpha is the level of each look of the doubling schedule (10, 20,
+	// 40 runs) whose overall error the paired experiments' looks spend,
+	// and of each look of the sweep. Default 0.01.
 	Alpha float64
 	// MinEffect is the smallest change, in percent, that counts: smaller
 	// changes are "no change". Default 5.
@@ -165,6 +111,13 @@ type Result struct {
 	Change       float64
 	Robust       *Robust
 	Disagreement string
+
+	// DecidedBy names the experiments the verdict rests on (none for an
+	// inconclusive one): for a real change the layout sweep, or forced
+	// alignment (or the data restore) with the sweep agreeing; for an
+	// alignment artifact the plain comparison and the experiment that
+	// removed the change.
+	DecidedBy []ExperimentName
 
 	// Identical is true when the two builds' artifacts (build.artifacts)
 	// are byte-identical; the verdict rests on it only when the plain

@@ -96,7 +96,9 @@ func TestDemoVerdicts(t *testing.T) {
 				}
 				if absent := plainSame(res); absent && (c.want == TextAlignment || c.want == DataAlignment) {
 					// The shift costs nothing on this CPU: there is no
-					// change to explain, and no-change is the right answer.
+					// change to explain, and no-change is the right answer
+					// (the plain comparison may be unsettled when forced
+					// alignment already bounds the change).
 					if res.Verdict != NoChange {
 						t.Fatalf("%s: the plain builds measure the same, yet the verdict is %s", c.label, res.Verdict)
 					}
@@ -113,12 +115,13 @@ func TestDemoVerdicts(t *testing.T) {
 	}
 }
 
-// plainSame reports whether triage's plain comparison found the two
-// commits the same.
+// plainSame reports whether triage's plain comparison found no change
+// between the two commits: the same, or not settled with an estimate
+// within the effect (5 %).
 func plainSame(res *Result) bool {
 	for _, e := range res.Experiments {
 		if e.Name == PlainExperiment {
-			return e.Outcome == OutcomeSame
+			return e.Outcome == OutcomeSame || (e.Outcome == OutcomeUnknown && e.Change > -5 && e.Change < 5)
 		}
 	}
 	return false

@@ -9,14 +9,7 @@ import (
 	"github.com/perfbot/perfbot/internal/stats"
 )
 
-// finishReal returns the real-change verdict of a significant sweep.
-func (e *engine) finishReal() *Result {
-	worse := (e.sweep.lc.Change > 0) == (e.res.Better != metric.HigherIsBetter)
-	if worse {
-		return e.finish(RealRegression)
-	}
-	return e.finish(RealImprovement)
-}
+func (e *engine) lowerIsBetter() bool { return e.res.Better != metric.HigherIsBetter }
 
 // finish fills in the verdict, sentence, disagreement and budget. Builds
 // that fail at different rates are never "no change".
@@ -40,6 +33,7 @@ func (e *engine) finish(v Verdict) *Result {
 		r.Runs += n
 	}
 	r.FixedRuns = fixedRunsPerBuild * e.fixedBuilds
+	r.DecidedBy = e.decidedBy()
 	r.Disagreement = e.disagreement()
 	r.Sentence = e.sentence()
 	if v == Inconclusive {
@@ -49,24 +43,89 @@ func (e *engine) finish(v Verdict) *Result {
 	return r
 }
 
-// disagreement says how the plain comparison and the layout-robust
-// estimate differ, or "".
+// decidedBy lists the experiments the verdict rests on.
+func (e *engine) decidedBy() []ExperimentName {
+	r := e.res
+	switch {
+	case e.failure != "" || r.Verdict == Inconclusive:
+		return nil
+	case e.byIdentity:
+		return []ExperimentName{PlainExperiment}
+	case r.Verdict.Real() && e.realBy != nil:
+		out := []ExperimentName{e.realBy.name}
+		if e.realBy == e.forcedOut && e.insp.dataMoved {
+			out = append(out, RestoreExperiment)
+		}
+		if e.realBy == e.restoreOut && e.insp.textMoved {
+			out = append(out, ForcedExperiment)
+		}
+		if e.sweep != nil && !e.sweep.noEffect {
+			out = append(out, SweepExperiment)
+		}
+		return out
+	case r.Verdict.Real():
+		return []ExperimentName{SweepExperiment}
+	case r.Verdict.Alignment():
+		out := []ExperimentName{PlainExperiment}
+		if e.forcedOut.same() {
+			return append(out, ForcedExperiment)
+		}
+		return append(out, RestoreExperiment)
+	}
+	// No change.
+	if e.sweep != nil && e.sweep.outcome == OutcomeSame && !e.plain.different() {
+		return []ExperimentName{PlainExperiment, SweepExperiment}
+	}
+	out := []ExperimentName{PlainExperiment}
+	if e.forcedOut.same() {
+		out = append(out, ForcedExperiment)
+	}
+	if e.restoreOut.same() {
+		out = append(out, RestoreExperiment)
+	}
+	return out
+}
+
+// realChange is the estimate a real verdict rests on, in percent, with
+// the words that name it.
+func (e *engine) realChange() (pct float64, what string) {
+	if x := e.realBy; x != nil {
+		if x == e.forcedOut {
+			return x.d.Comparison.Change, "under forced alignment"
+		}
+		return x.d.Comparison.Change, "with " + e.insp.padding.Symbol + "'s offset restored"
+	}
+	return e.sweep.lc.Change, fmt.Sprintf("across %d layouts", e.sweep.lc.Layouts)
+}
+
+// disagreement says how the plain comparison and the estimate the verdict
+// rests on differ, or "".
 func (e *engine) disagreement() string {
 	sw, p := e.sweep, e.plain
-	if sw == nil || sw.noEffect || p == nil {
+	if p == nil || p.exp == nil || p.exp.Outcome == OutcomeFailed {
 		return ""
 	}
 	pc := p.d.Comparison
 	plainTxt := fmt.Sprintf("the plain comparison shows %+.1f%% (%s)", pc.Change, p.d.Decision)
-	robustTxt := fmt.Sprintf("across %d layouts the change is %+.1f%% (CI %+.1f%% to %+.1f%%)", sw.lc.Layouts, sw.lc.Change, sw.lc.Lo, sw.lc.Hi)
-	switch {
-	case sw.outcome == OutcomeSignificant && p.d.Decision != stats.Different:
-		return plainTxt + " but " + robustTxt + ": an alignment change hides the real change in the plain build"
-	case sw.outcome == OutcomeSignificant && p.sign() != signOf(sw.lc.Change):
-		return plainTxt + " but " + robustTxt + ": an alignment change reverses the real change in the plain build"
-	case sw.outcome == OutcomeSignificant && (pc.Change < sw.lc.Lo || pc.Change > sw.lc.Hi):
-		return plainTxt + ", outside the interval across layouts (" + robustTxt + "): alignment adds to the real change in the plain build"
-	case sw.outcome != OutcomeSignificant && p.d.Decision == stats.Different:
+	if e.res.Verdict.Real() {
+		c, where := e.realChange()
+		lo, hi := e.sweep.lc.Lo, e.sweep.lc.Hi
+		if e.realBy != nil {
+			lo, hi = e.realBy.d.Comparison.Lo, e.realBy.d.Comparison.Hi
+		}
+		robustTxt := fmt.Sprintf("%s the change is %+.1f%% (CI %+.1f%% to %+.1f%%)", where, c, lo, hi)
+		switch {
+		case p.d.Decision != stats.Different:
+			return plainTxt + " but " + robustTxt + ": an alignment change hides the real change in the plain build"
+		case p.sign() != signOf(c):
+			return plainTxt + " but " + robustTxt + ": an alignment change reverses the real change in the plain build"
+		case pc.Hi < lo || pc.Lo > hi:
+			return plainTxt + ", outside the interval " + robustTxt + ": alignment adds to or takes from the real change in the plain build"
+		}
+		return ""
+	}
+	if sw != nil && !sw.noEffect && sw.outcome != OutcomeSignificant && p.d.Decision == stats.Different {
+		robustTxt := fmt.Sprintf("across %d layouts the change is %+.1f%% (CI %+.1f%% to %+.1f%%)", sw.lc.Layouts, sw.lc.Change, sw.lc.Lo, sw.lc.Hi)
 		return plainTxt + " but " + robustTxt + ", not significant: the plain change does not survive other layouts"
 	}
 	return ""

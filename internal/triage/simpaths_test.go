@@ -1,0 +1,174 @@
+// Particular paths of the decision procedure, on simulated benchmarks.
+
+package triage
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestSimulatedPaths checks the sentences and notes of particular paths.
+func TestSimulatedPaths(t *testing.T) {
+	quiet := simModel{noise: 0.01, baseText: 1, baseData: 0, aligned: 0}
+
+	t.Run("hidden regression: the plain comparison disagrees", func(t *testing.T) {
+		m := quiet
+		m.code = math.Log(1.2)
+		m.textShift = 1
+		m.text = slowClass(m.baseText, 1.2)
+		res, _ := simTriage(t, m, 1)
+		if res.Verdict != RealRegression || !strings.Contains(res.Disagreement, "hides") || !strings.Contains(res.Sentence, "The plain comparison disagrees") {
+			t.Errorf("verdict %s, disagreement %q, sentence %q; want a real regression whose sentence says the plain comparison disagrees", res.Verdict, res.Disagreement, res.Sentence)
+		}
+		// Forced alignment shows it, no data moved, and the sweep agrees.
+		if !slices.Equal(res.DecidedBy, []ExperimentName{ForcedExperiment, SweepExperiment}) || !strings.Contains(res.Sentence, "aligned to 64 bytes the change is +") {
+			t.Errorf("decided by %v, sentence %q: want forced alignment weighed with the sweep", res.DecidedBy, res.Sentence)
+		}
+		if res.Robust == nil || res.Robust.Change <= 10 {
+			t.Errorf("robust estimate %+v: want the sweep to estimate the change near +20%%", res.Robust)
+		}
+	})
+
+	t.Run("build ignores the knobs: never a verdict from the sweep", func(t *testing.T) {
+		m := quiet
+		m.dataShift = 1
+		for c := range 4 {
+			if mod4(c-m.baseData)%2 == 1 {
+				m.data[c] = math.Log(1.4)
+			}
+		}
+		m.knobsIgnored = true
+		res, _ := simTriage(t, m, 2)
+		if res.Verdict != Inconclusive {
+			t.Fatalf("verdict %s (%s), want inconclusive: the layouts are all the plain build", res.Verdict, res.Sentence)
+		}
+		notes := strings.Join(res.Notes, "\n")
+		if !strings.Contains(notes, "ignores the preset's knobs") || !strings.Contains(notes, "--preset") {
+			t.Errorf("notes do not say the build ignores the knobs and what to do:\n%s", notes)
+		}
+	})
+
+	t.Run("restore misses, forced alignment keeps the change: inconclusive with advice", func(t *testing.T) {
+		m := quiet
+		m.dataShift = 1
+		for c := range 4 {
+			if mod4(c-m.baseData)%2 == 1 {
+				m.data[c] = math.Log(1.4)
+			}
+		}
+		m.restoreBroken = true
+		res, _ := simTriage(t, m, 3)
+		if res.Verdict != Inconclusive {
+			t.Fatalf("verdict %s (%s), want inconclusive", res.Verdict, res.Sentence)
+		}
+		if !strings.Contains(res.Sentence, "did not restore") || len(res.Notes) == 0 {
+			t.Errorf("sentence %q, notes %q: want the failed restore and what would settle it", res.Sentence, res.Notes)
+		}
+		for _, x := range res.Experiments {
+			if x.Name == "layout-sweep" && len(x.Layouts) != 16 {
+				t.Errorf("the sweep stopped at %d layouts; it should grow to 16 before giving up", len(x.Layouts))
+			}
+		}
+	})
+
+	t.Run("identical builds: one look, no sweep", func(t *testing.T) {
+		m := quiet
+		m.identical = true
+		res, lab := simTriage(t, m, 4)
+		if res.Verdict != NoChange || len(res.Experiments) != 1 || lab.taken != 20 || !strings.Contains(res.Sentence, "byte-identical") {
+			t.Errorf("verdict %s, %d experiments, %d runs, %q; want no-change after 10 pairs", res.Verdict, len(res.Experiments), lab.taken, res.Sentence)
+		}
+	})
+
+	t.Run("budget: runs counted once per build", func(t *testing.T) {
+		m := quiet
+		m.code = math.Log(1.3)
+		res, lab := simTriage(t, m, 5)
+		if res.Runs != lab.taken {
+			t.Errorf("Runs = %d, the lab took %d", res.Runs, lab.taken)
+		}
+		if res.FixedRuns != 100 {
+			t.Errorf("FixedRuns = %d, want 100 (plain, forced and 3 layouts per commit, 10 runs each; no restore: nothing moved)", res.FixedRuns)
+		}
+	})
+}
+
+// TestSimulatedEqualizers checks forced alignment and the data restore as
+// evidence both ways: a masked regression is real, a data artifact never
+// comes out as real, and each path costs at most half the fixed design.
+func TestSimulatedEqualizers(t *testing.T) {
+	quiet := simModel{noise: 0.01, baseText: 1, baseData: 0, aligned: 0}
+
+	t.Run("masked: the plain build improves, forced alignment regresses: real regression", func(t *testing.T) {
+		m := quiet
+		m.code = math.Log(1.5)
+		m.textShift = 1
+		m.text = slowClass(m.baseText, 1.65)
+		res, _ := simTriage(t, m, 11)
+		if res.Verdict != RealRegression || !strings.Contains(res.Disagreement, "reverses the real change in the plain build") ||
+			!slices.Equal(res.DecidedBy, []ExperimentName{ForcedExperiment, SweepExperiment}) {
+			t.Errorf("verdict %s, decided by %v, disagreement %q; want a real regression from forced alignment and the sweep, the plain build reversing it",
+				res.Verdict, res.DecidedBy, res.Disagreement)
+		}
+		if res.Change >= 0 || !strings.Contains(res.Sentence, "alignment reverses it there") {
+			t.Errorf("plain change %+.1f%%, sentence %q: want the plain improvement and what alignment does to it", res.Change, res.Sentence)
+		}
+	})
+
+	t.Run("a data artifact with data not ruled out is never real", func(t *testing.T) {
+		for seed := range int64(20) {
+			m := quiet
+			m.dataShift = 1
+			m.data = dataSlow(m.baseData, 1.4)
+			m.restoreBroken = true
+			m.textShift = 2 // code moved too, harmlessly
+			res, _ := simTriage(t, m, 20+seed)
+			if res.Verdict.Real() {
+				t.Fatalf("seed %d: verdict %s (%s): forced alignment does not move data", seed, res.Verdict, res.Sentence)
+			}
+			if seed == 0 && !strings.Contains(strings.Join(res.Notes, "\n"), "forced alignment does not move data") {
+				t.Errorf("notes %q do not say why forced alignment's change is not evidence", res.Notes)
+			}
+		}
+	})
+
+	t.Run("real regression hidden by data alignment: the restore shows it", func(t *testing.T) {
+		m := quiet
+		m.code = math.Log(1.2)
+		m.dataShift = 1
+		m.data = slowClass(m.baseData, 1.2)
+		res, _ := simTriage(t, m, 12)
+		if res.Verdict != RealRegression || !slices.Equal(res.DecidedBy, []ExperimentName{RestoreExperiment, SweepExperiment}) ||
+			!strings.Contains(res.Sentence, "offset restored the change is +") {
+			t.Errorf("verdict %s, decided by %v, sentence %q; want a real regression from the restore and the sweep", res.Verdict, res.DecidedBy, res.Sentence)
+		}
+	})
+
+	t.Run("runs: at most half the fixed design on each path", func(t *testing.T) {
+		text := quiet
+		text.textShift = 1
+		text.aligned = 3
+		text.text = slowClass(text.baseText+1, 1.4)
+		data := quiet
+		data.dataShift = 1
+		data.data = dataSlow(data.baseData, 1.4)
+		masked := quiet
+		masked.code = math.Log(1.2)
+		masked.textShift = 1
+		masked.text = slowClass(masked.baseText, 1.2)
+		same := quiet
+		same.identical = true
+		for _, c := range []struct {
+			name string
+			m    simModel
+			want Verdict
+		}{{"text", text, TextAlignment}, {"data", data, DataAlignment}, {"masked", masked, RealRegression}, {"no-op", same, NoChange}} {
+			res, _ := simTriage(t, c.m, 13)
+			if res.Verdict != c.want || 2*res.Runs > res.FixedRuns {
+				t.Errorf("%s: %s after %d runs (fixed design %d): want %s in at most half", c.name, res.Verdict, res.Runs, res.FixedRuns, c.want)
+			}
+		}
+	})
+}

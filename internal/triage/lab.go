@@ -336,8 +336,14 @@ func (l *storeLab) checkRestore(ctx context.Context, t target, p *layout.Padding
 			continue
 		}
 		if off := syms[0].Off(layout.LineSize); off != p.OffA {
-			note = fmt.Sprintf("the restore build has %s at offset %d mod 64, not the base's %d: the build does not link the padding first (with the %s preset it must put EXTRA_OBJS before its own objects)",
-				p.Symbol, off, p.OffA, l.preset.Name())
+			why := "the build does not link the padding first"
+			if log, err := os.ReadFile(r.Record.LogPath); err == nil {
+				if err := knobs.CheckWrapped(t.variant, log, l.opt.Job.Build.Artifacts); err != nil {
+					why = err.Error()
+				}
+			}
+			note = fmt.Sprintf("the restore build has %s at offset %d mod 64, not the base's %d: %s (docs/knobs.md: the %s preset's wrappers pad the link of each artifact)",
+				p.Symbol, off, p.OffA, why, l.preset.Name())
 		}
 		break
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"sort"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -83,5 +84,17 @@ func listFindings(cmd *cobra.Command, a *app, cfg *watch.Config) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%+.1f%%\t%s\t%s\t%s\t%s\n", gitrev.Short(r.Culprit), f.Verdict, f.Change, f.Metric, state, cause, f.Subject)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	stats := watch.JobStats(fs)
+	jobs := make([]string, 0, len(stats))
+	for j := range stats {
+		jobs = append(jobs, j)
+	}
+	sort.Strings(jobs)
+	for _, j := range jobs {
+		fmt.Fprintf(a.stdout, "job %s: %d findings, %d dismissed\n", j, stats[j][0], stats[j][1])
+	}
+	return nil
 }

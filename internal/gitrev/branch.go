@@ -53,3 +53,16 @@ func (r *Repo) Fetch(ctx context.Context) error {
 	_, err := git(ctx, r.Dir, "fetch", "--all", "--prune", "--quiet")
 	return err
 }
+
+// IsAncestor reports whether commit a is an ancestor of b (or b itself).
+func (r *Repo) IsAncestor(ctx context.Context, a, b string) (bool, error) {
+	_, err := git(ctx, r.Dir, "merge-base", "--is-ancestor", a, b)
+	if err == nil {
+		return true, nil
+	}
+	// Exit status 1 is "no"; anything else (an unknown commit) is an error.
+	if strings.Contains(err.Error(), "exit status 1") {
+		return false, nil
+	}
+	return false, err
+}

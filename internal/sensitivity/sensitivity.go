@@ -52,7 +52,8 @@ type Metric struct {
 	Name string
 	KPI  bool
 	// Forced is the change under forced alignment against the plain
-	// build, percent, with its interval.
+	// build, percent (the paired test's estimate: Hodges-Lehmann on logs),
+	// with its interval.
 	Forced, ForcedLo, ForcedHi float64
 	ForcedSignificant          bool
 	// LayoutMin and LayoutMax bound the layouts' changes against the plain
@@ -115,7 +116,9 @@ func Measure(ctx context.Context, j *job.Job, c gitrev.Commit, opt Options) (*Re
 	for _, row := range res.Table.Rows {
 		m := Metric{Name: row.Metric, KPI: !metric.IsBuiltin(row.Metric)}
 		if d := row.Cells[1].Delta; d != nil {
-			m.Forced, m.ForcedLo, m.ForcedHi, m.ForcedSignificant = d.Change, d.Stat.Lo, d.Stat.Hi, d.Stat.Significant
+			// The test's estimate, which its interval is about (not the
+			// change of the means, the table's %change).
+			m.Forced, m.ForcedLo, m.ForcedHi, m.ForcedSignificant = d.Stat.Change, d.Stat.Lo, d.Stat.Hi, d.Stat.Significant
 		}
 		for k, cell := range row.Cells {
 			if k == 1 {

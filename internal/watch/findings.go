@@ -117,3 +117,23 @@ func Marks(ctx context.Context, st *store.Store, s *history.Series) ([]report.Hi
 	}
 	return marks, nil
 }
+
+// JobStats counts, per job (a finding's main job), its findings and how
+// many of them a person dismissed: a job whose findings are mostly
+// dismissed needs a bigger effect threshold or another report policy.
+func JobStats(fs []Listed) map[string][2]int {
+	out := map[string][2]int{}
+	for _, r := range fs {
+		f, err := finding.Decode(r.Data)
+		if err != nil {
+			continue
+		}
+		c := out[f.Job]
+		c[0]++
+		if r.State == store.Dismissed {
+			c[1]++
+		}
+		out[f.Job] = c
+	}
+	return out
+}

@@ -114,11 +114,20 @@ func (w *Watcher) job(ctx context.Context, jc JobConfig, j *job.Job, cycle int64
 			return fmt.Errorf("git fetch: %w", err)
 		}
 	}
+	var heads []string
+	defer func() {
+		if len(heads) > 0 && ctx.Err() == nil {
+			w.withdraw(ctx, s, heads)
+		}
+	}()
 	for _, branch := range w.Config.Branches {
 		list, err := s.Repo.FirstParents(ctx, branch, 0)
 		if err != nil {
 			rep.Errors = append(rep.Errors, fmt.Errorf("job %s: branch %s: %w", j.Name, branch, err))
 			continue
+		}
+		if len(list) > 0 {
+			heads = append(heads, list[len(list)-1].Hash)
 		}
 		for _, h := range hists {
 			if err := w.measureBranch(ctx, s, j, h, branch, list, cycle, rep); err != nil {
@@ -201,6 +210,41 @@ func (w *Watcher) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(w.Config.Interval):
+		}
+	}
+}
+
+// withdraw marks the findings whose culprit is no longer on any watched
+// branch (a force-push or a rebase dropped it): the change they report is
+// not in the code being watched any more. Their runs and state stay.
+func (w *Watcher) withdraw(ctx context.Context, s *measure.Session, heads []string) {
+	fs, err := s.Store.Findings(ctx)
+	if err != nil {
+		w.logf("watch: %v", err)
+		return
+	}
+	for _, f := range fs {
+		if f.Withdrawn {
+			continue
+		}
+		known, on := false, false
+		for _, h := range heads {
+			ok, err := s.Repo.IsAncestor(ctx, f.Culprit, h)
+			if err != nil {
+				continue // not a commit of this repository
+			}
+			known = true
+			if ok {
+				on = true
+				break
+			}
+		}
+		if known && !on {
+			if err := s.Store.WithdrawFinding(ctx, f.Culprit); err != nil {
+				w.logf("watch: %v", err)
+				continue
+			}
+			w.logf("watch: finding %s withdrawn: the commit is no longer on the watched branches", gitrev.Short(f.Culprit))
 		}
 	}
 }

@@ -139,7 +139,7 @@ report:
 	}
 
 	// The branch gains a no-op, a 2x slowdown, and another no-op.
-	r.Commit("docs", map[string]string{"README": "bench\n"})
+	docs := r.Commit("docs", map[string]string{"README": "bench\n"})
 	slow := r.Commit("hash twice", map[string]string{"bench.c": testutil.BenchC(2, "base")})
 	r.Commit("more docs", map[string]string{"README": "bench, twice\n"})
 
@@ -235,6 +235,20 @@ report:
 	}
 	if fs, _ := cfg.Findings(ctx); fs[0].State != store.Dismissed || fs[0].Reason != "known, fixed upstream" {
 		t.Errorf("after dismiss: %+v", fs[0])
+	}
+	fs, _ = cfg.Findings(ctx)
+	if st := JobStats(fs); st["bench"] != [2]int{1, 1} {
+		t.Errorf("job stats %v, want bench: 1 finding, 1 dismissed", st)
+	}
+
+	// A force-push drops the slowdown from the branch: the next cycle
+	// withdraws its finding (its runs and state stay).
+	r.Git("reset", "-q", "--hard", docs)
+	if _, err := w.Cycle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if fs, _ := cfg.Findings(ctx); !fs[0].Withdrawn || fs[0].State != store.Dismissed {
+		t.Errorf("after the force-push: %+v, want withdrawn and still dismissed", fs[0])
 	}
 }
 

@@ -13,7 +13,7 @@ func TestMonitorsSyntax(t *testing.T) {
 		want      []Monitor
 	}{
 		{"list of names", "monitors: [perf-profile, perf-stat, vmstat, meminfo, interrupts]\n",
-			[]Monitor{{Name: "perf-profile", Event: "auto"}, perfStat, {Name: "vmstat"}, {Name: "meminfo"}, {Name: "interrupts"}}},
+			[]Monitor{{Name: "perf-profile", Event: "auto", Freq: 1000}, perfStat, {Name: "vmstat"}, {Name: "meminfo"}, {Name: "interrupts"}}},
 		{"mapping with options", "monitors:\n  perf-profile: {callgraph: true, event: cpu-clock, freq: 999}\n  vmstat:\n",
 			[]Monitor{{Name: "perf-profile", CallGraph: true, Event: "cpu-clock", Freq: 999}, {Name: "vmstat"}}},
 		{"list with options", "monitors:\n  - perf-stat: {events: [task-clock, context-switches]}\n  - meminfo\n",
@@ -63,13 +63,14 @@ func TestMonitorKeys(t *testing.T) {
 	}
 	// Pinned: a changed encoding would orphan the runs stored under it.
 	profiled := key("monitors: [perf-profile]\n")
-	if profiled != "4d96c8cfdbea11a8" {
-		t.Errorf("key with perf-profile = %s, want 4d96c8cfdbea11a8", profiled)
+	if profiled != "89a0c5baf4473599" {
+		t.Errorf("key with perf-profile = %s, want 89a0c5baf4473599", profiled)
 	}
 	same := []string{
 		"monitors: {perf-profile: }\n",
 		"monitors: {perf-profile: {event: auto, callgraph: false}}\n",
 		"monitors: [vmstat, perf-profile]\n",
+		"monitors: {perf-profile: {freq: 1000}}\n",
 	}
 	for _, src := range same {
 		if got := key(src); got != profiled {
@@ -80,7 +81,7 @@ func TestMonitorKeys(t *testing.T) {
 	for _, src := range []string{
 		"monitors: {perf-profile: {callgraph: true}}\n",
 		"monitors: {perf-profile: {event: cpu-clock}}\n",
-		"monitors: {perf-profile: {freq: 800}}\n",
+		"monitors: {perf-profile: {freq: 4000}}\n",
 		"monitors: [perf-stat]\n",
 		"monitors: {perf-stat: {events: [task-clock]}}\n",
 		"monitors: [perf-profile, perf-stat]\n",

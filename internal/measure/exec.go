@@ -78,17 +78,24 @@ func (l Local) Execute(ctx context.Context, t Task) (*store.RunRecord, error) {
 	if rec.Machine == "" {
 		rec.Machine = MachineID()
 	}
-	mon := mons.Start(t.LogDir)
+	mon, err := mons.Start(t.LogDir)
+	if err != nil {
+		return nil, err
+	}
 	res, err := run.Exec(ctx, run.Spec{
-		Wrap:       mon.Wrap(),
-		Command:    j.Run.Command,
-		Dir:        t.Build.Worktree,
-		Env:        build.Env(j, t.Key.Commit, t.Variant, j.Run.Env),
-		Timeout:    j.Run.Timeout,
-		CPU:        l.CPU,
-		StdoutPath: rec.StdoutPath,
-		StderrPath: rec.StderrPath,
+		Wrap:        mon.Wrap(),
+		WrapControl: mon.Control(),
+		Command:     j.Run.Command,
+		Dir:         t.Build.Worktree,
+		Env:         build.Env(j, t.Key.Commit, t.Variant, j.Run.Env),
+		Timeout:     j.Run.Timeout,
+		CPU:         l.CPU,
+		StdoutPath:  rec.StdoutPath,
+		StderrPath:  rec.StderrPath,
 	})
+	// Monitors' figures: stored, shown after the job's metrics, never
+	// counted as one of them; warm-ups are not read.
+	monVals := mon.Finish(ctx, err == nil && ctx.Err() == nil && !t.Warmup)
 	if err != nil {
 		return nil, err
 	}
@@ -103,12 +110,7 @@ func (l Local) Execute(ctx context.Context, t Task) (*store.RunRecord, error) {
 	syncFile(rec.StderrPath)
 	stdout, _ := os.ReadFile(rec.StdoutPath)
 	stderr, _ := os.ReadFile(rec.StderrPath)
-	rec.Values = metric.Builtins(res.Usage)
-	if !t.Warmup {
-		// Monitors' figures: stored, shown after the job's metrics,
-		// never counted as one of them.
-		rec.Values = append(rec.Values, mon.Finish(ctx)...)
-	}
+	rec.Values = append(metric.Builtins(res.Usage), monVals...)
 
 	switch {
 	case res.WrapperFailed && !res.TimedOut:

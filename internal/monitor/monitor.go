@@ -26,6 +26,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/metric"
 )
@@ -97,17 +99,31 @@ func (s *Set) Event() string { return s.event }
 type Run struct {
 	set    *Set
 	dir    string
+	fifos  string                 // a temporary folder for the perf control FIFOs
 	before []map[string]procField // by s.proc
 	errs   []string
 }
 
 // Start begins the monitors of a run whose logs go to dir (an existing
-// folder): it reads the /proc files. Call it just before the run.
-func (s *Set) Start(dir string) *Run {
+// folder): it makes the perf monitors' control FIFOs and reads the /proc
+// files. Call it just before the run, and Finish after it.
+func (s *Set) Start(dir string) (*Run, error) {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
 	r := &Run{set: s, dir: dir, before: make([]map[string]procField, len(s.proc))}
+	if s.profile != nil || len(s.stat) > 0 {
+		var err error
+		if r.fifos, err = os.MkdirTemp("", "perfbot-monitor-"); err != nil {
+			return nil, err
+		}
+		for _, f := range []string{"record.ctl", "record.ack", "stat.ctl", "stat.ack"} {
+			if err := unix.Mkfifo(filepath.Join(r.fifos, f), 0o600); err != nil {
+				os.RemoveAll(r.fifos)
+				return nil, fmt.Errorf("monitors: control FIFO: %w", err)
+			}
+		}
+	}
 	for i, p := range s.proc {
 		snap, err := p.snapshot()
 		if err != nil {
@@ -115,7 +131,7 @@ func (s *Set) Start(dir string) *Run {
 		}
 		r.before[i] = snap
 	}
-	return r
+	return r, nil
 }
 
 // Wrap is the command line the run's sh is to run under (run.Spec.Wrap),
@@ -123,19 +139,42 @@ func (s *Set) Start(dir string) *Run {
 func (r *Run) Wrap() []string {
 	var w []string
 	if r.set.profile != nil {
-		w = append(w, recordArgs(r.set.perf, r.set.event, *r.set.profile, r.dir)...)
+		w = append(w, recordArgs(r.set.perf, r.set.event, *r.set.profile, r.dir, r.fifo("record.ctl"), r.fifo("record.ack"))...)
 	}
 	if len(r.set.stat) > 0 {
-		w = append(w, statArgs(r.set.perf, r.set.stat, r.dir)...)
+		w = append(w, statArgs(r.set.perf, r.set.stat, r.dir, r.fifo("stat.ctl"), r.fifo("stat.ack"))...)
 	}
 	return w
 }
 
-// Finish reads the monitors' figures once the run has ended: the /proc
-// deltas, perf report of the profile (which it writes to the log folder
-// as ProfileFile) and perf stat's counts. What fails is written to the
-// run's LogFile, with the notes, and left out; it never fails the run.
-func (r *Run) Finish(ctx context.Context) []metric.Value {
+// Control is the wrapper's control FIFOs (run.Spec.WrapControl): perf
+// record and perf stat start with their events disabled, and the run's
+// timer enables them just while the benchmark runs.
+func (r *Run) Control() []string {
+	var c []string
+	if r.set.profile != nil {
+		c = append(c, r.fifo("record.ctl"), r.fifo("record.ack"))
+	}
+	if len(r.set.stat) > 0 {
+		c = append(c, r.fifo("stat.ctl"), r.fifo("stat.ack"))
+	}
+	return c
+}
+
+func (r *Run) fifo(name string) string { return filepath.Join(r.fifos, name) }
+
+// Finish ends the monitors of a run and, when read is set (not for
+// warm-ups), reads their figures: the /proc deltas, perf report of the
+// profile (which it writes to the log folder as ProfileFile) and perf
+// stat's counts. What fails is written to the run's LogFile, with the
+// notes, and left out; it never fails the run.
+func (r *Run) Finish(ctx context.Context, read bool) []metric.Value {
+	if r.fifos != "" {
+		os.RemoveAll(r.fifos)
+	}
+	if !read {
+		return nil
+	}
 	var vals []metric.Value
 	for i, p := range r.set.proc {
 		after, err := p.snapshot()

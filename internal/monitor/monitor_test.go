@@ -76,9 +76,12 @@ func prepare(t *testing.T, ms []job.Monitor) *Set {
 func monitored(t *testing.T, s *Set, dir, command string) (run.Result, map[string]metric.Value) {
 	t.Helper()
 	logs := t.TempDir()
-	mon := s.Start(logs)
+	mon, err := s.Start(logs)
+	if err != nil {
+		t.Fatal(err)
+	}
 	res, err := run.Exec(context.Background(), run.Spec{Command: command, Dir: dir, CPU: -1, Wrap: mon.Wrap(),
-		StdoutPath: filepath.Join(logs, "stdout"), StderrPath: filepath.Join(logs, "stderr")})
+		WrapControl: mon.Control(), StdoutPath: filepath.Join(logs, "stdout"), StderrPath: filepath.Join(logs, "stderr")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +90,7 @@ func monitored(t *testing.T, s *Set, dir, command string) (run.Result, map[strin
 		t.Fatalf("%s: exit %d (wrapper failed: %v): %s", command, res.ExitCode, res.WrapperFailed, b)
 	}
 	vals := map[string]metric.Value{}
-	for _, v := range mon.Finish(context.Background()) {
+	for _, v := range mon.Finish(context.Background(), true) {
 		if _, dup := vals[v.Name]; dup {
 			t.Errorf("%s stored twice", v.Name)
 		}
@@ -147,13 +150,16 @@ func TestProfileFiles(t *testing.T) {
 	dir := t.TempDir()
 	buildBench(t, dir)
 	logs := t.TempDir()
-	mon := s.Start(logs)
+	mon, err := s.Start(logs)
+	if err != nil {
+		t.Fatal(err)
+	}
 	res, err := run.Exec(context.Background(), run.Spec{Command: "./bench 1000", Dir: dir, CPU: -1, Wrap: mon.Wrap(),
-		StdoutPath: filepath.Join(logs, "stdout"), StderrPath: filepath.Join(logs, "stderr")})
+		WrapControl: mon.Control(), StdoutPath: filepath.Join(logs, "stdout"), StderrPath: filepath.Join(logs, "stderr")})
 	if err != nil || res.ExitCode != 0 {
 		t.Fatal(res, err)
 	}
-	vals := mon.Finish(context.Background())
+	vals := mon.Finish(context.Background(), true)
 	for _, f := range []string{PerfData, ProfileFile} {
 		if _, err := os.Stat(filepath.Join(logs, f)); err != nil {
 			t.Error(err)

@@ -33,9 +33,10 @@ const (
 // profile lacks a symbol had less of it than this; compare counts it as 0.
 const profileMin = 0.0001
 
-// recordArgs is perf record's command line, up to and with "--".
-func recordArgs(perf, event string, m perfProfile, dir string) []string {
-	args := []string{perf, "record", "-q",
+// recordArgs is perf record's command line, up to and with "--", with
+// its control FIFOs ctl and ack (see run.Spec.WrapControl).
+func recordArgs(perf, event string, m perfProfile, dir, ctl, ack string) []string {
+	args := []string{perf, "record", "-q", "-D", "-1", "--control", "fifo:" + ctl + "," + ack,
 		// Without it perf record waits a second at exit for its BPF
 		// side-band thread (perf 6.1).
 		"--no-bpf-event",

@@ -53,9 +53,10 @@ func statEvents(events []string, c counters) (keep []string, note string) {
 	return keep, note
 }
 
-// statArgs is perf stat's command line, up to and with "--".
-func statArgs(perf string, events []string, dir string) []string {
-	args := []string{perf, "stat", "-x,", "-o", filepath.Join(dir, StatFile)}
+// statArgs is perf stat's command line, up to and with "--", with its
+// control FIFOs ctl and ack (see run.Spec.WrapControl).
+func statArgs(perf string, events []string, dir, ctl, ack string) []string {
+	args := []string{perf, "stat", "-x,", "-D", "-1", "--control", "fifo:" + ctl + "," + ack, "-o", filepath.Join(dir, StatFile)}
 	for _, ev := range events {
 		args = append(args, "-e", ev)
 	}

@@ -62,7 +62,10 @@ func TestProcDeltas(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	r := s.Start(dir)
+	r, err := s.Start(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if r.Wrap() != nil {
 		t.Errorf("the /proc monitors wrap the run: %v", r.Wrap())
 	}
@@ -73,7 +76,7 @@ func TestProcDeltas(t *testing.T) {
 	}
 	vals := map[string]metric.Value{}
 	count := map[string]int{}
-	for _, v := range r.Finish(t.Context()) {
+	for _, v := range r.Finish(t.Context(), true) {
 		vals[v.Name] = v
 		count[strings.SplitN(v.Name, ".", 2)[0]]++
 		if !metric.IsMonitor(v.Name) {

@@ -49,6 +49,8 @@ type reaperSpec struct {
 	Timeout   time.Duration
 	KillGrace time.Duration
 	Wrap      []string // a wrapper's command line (Spec.Wrap); see timer.go
+	// WrapControl are the wrapper's control FIFOs (Spec.WrapControl).
+	WrapControl []string
 }
 
 // reaperReport is what happened, as the supervisor tells it.

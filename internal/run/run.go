@@ -54,6 +54,12 @@ type Spec struct {
 	// to CPU, under the timeout; it must run its command as its child, in
 	// the same process group, with the environment and open files it got.
 	Wrap []string
+	// WrapControl are control FIFOs of the wrapper, in pairs of a command
+	// and an acknowledgement FIFO (perf's --control fifo:CTL,ACK, with -D
+	// -1: events start disabled). The timer sends "enable" to each just
+	// before it starts sh and "disable" once sh has exited, and waits for
+	// each "ack", so that the wrapper measures sh alone, not the timer.
+	WrapControl []string
 }
 
 // Result is what happened to one run.
@@ -165,6 +171,10 @@ func Exec(ctx context.Context, s Spec) (Result, error) {
 			return res, fmt.Errorf("%s: cannot start its wrapper: %w", s.what(), err)
 		}
 		spec.Wrap = append([]string{w}, s.Wrap[1:]...)
+		if len(s.WrapControl)%2 != 0 {
+			return res, fmt.Errorf("%s: wrapper control FIFOs come in pairs, got %d", s.what(), len(s.WrapControl))
+		}
+		spec.WrapControl = s.WrapControl
 	}
 
 	res.Started = time.Now()

@@ -1,4 +1,4 @@
-package monitor
+package measure
 
 import (
 	"context"
@@ -15,11 +15,13 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/monitor"
 	"github.com/perfbot/perfbot/internal/run"
 	"github.com/perfbot/perfbot/internal/testutil"
 )
 
-// timedC is benchC timing its own work, as a job's metric would.
+// timedC spends its time in hot_spin and times its own work, as a job's
+// metric would.
 const timedC = `
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +48,7 @@ var overheadConfigs = []struct {
 	ms   []job.Monitor
 }{
 	{"none", nil},
+	{"none, again (noise)", nil},
 	{"vmstat+meminfo+interrupts", []job.Monitor{{Name: "vmstat"}, {Name: "meminfo"}, {Name: "interrupts"}}},
 	{"perf-profile", []job.Monitor{{Name: "perf-profile", Event: "auto", Freq: job.DefaultProfileFreq}}},
 	{"perf-profile freq 4000", []job.Monitor{{Name: "perf-profile", Event: "auto", Freq: 4000}}},
@@ -66,17 +69,18 @@ type overheadSample struct {
 
 var workMS = regexp.MustCompile(`work_ms: ([0-9.]+)`)
 
-// TestOverhead measures what each monitor costs a short benchmark, side by
-// side: rounds of one run under each configuration, in a random order,
-// pinned to the quietest CPU; each figure is the median over the rounds of
-// its ratio to the run without monitors of the same round. It is for
+// TestMonitorOverhead measures what each monitor costs a short benchmark,
+// side by side: rounds of one run under each configuration, in a random
+// order, pinned to the quietest CPU, holding the machine's measuring lock
+// as perfbot does; each figure is the median over the rounds of its ratio
+// to the run without monitors of the same round. It is for
 // docs/monitors.md, not for CI:
 //
-//	PERFBOT_MONITOR_OVERHEAD=1 go test -run TestOverhead -v ./internal/monitor
+//	PERFBOT_MONITOR_OVERHEAD=1 go test -run TestMonitorOverhead -v ./internal/measure
 //
 // PERFBOT_MONITOR_ROUNDS sets the rounds (default 20), PERFBOT_MONITOR_N
 // the benchmark's work (default 2000: about 0.2 s).
-func TestOverhead(t *testing.T) {
+func TestMonitorOverhead(t *testing.T) {
 	if os.Getenv("PERFBOT_MONITOR_OVERHEAD") == "" {
 		t.Skip("set PERFBOT_MONITOR_OVERHEAD=1 to measure the monitors' overhead")
 	}
@@ -89,9 +93,14 @@ func TestOverhead(t *testing.T) {
 	if out, err := exec.Command("gcc", "-O2", "-fno-omit-frame-pointer", "-o", filepath.Join(dir, "bench"), filepath.Join(dir, "bench.c")).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
-	sets := make([]*Set, len(overheadConfigs))
+	release, err := LockMachine(context.Background(), func(h string) { t.Logf("waiting for %s", h) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	sets := make([]*monitor.Set, len(overheadConfigs))
 	for i, c := range overheadConfigs {
-		s, err := Prepare(c.ms)
+		s, err := monitor.Prepare(c.ms)
 		if err != nil {
 			testutil.SkipIncapable(t, "%s: %v", c.name, err)
 		}
@@ -114,7 +123,7 @@ func TestOverhead(t *testing.T) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d rounds, ./bench %d pinned to CPU %d (perf-profile samples %s); medians, and in () the median ratio to no monitors in the same round\n",
-		rounds, n, cpu, sets[2].Event())
+		rounds, n, cpu, sets[3].Event())
 	fmt.Fprintf(&b, "%-27s %16s %16s %16s %16s %16s\n", "monitors", "work_ms", "elapsed_time ms", "run wall ms", "read after ms", "whole run ms")
 	for i, c := range overheadConfigs {
 		fmt.Fprintf(&b, "%-27s", c.name)
@@ -141,7 +150,7 @@ func TestOverhead(t *testing.T) {
 	t.Logf("\n%s", b.String())
 }
 
-func overheadRun(t *testing.T, s *Set, dir, command string, cpu int) overheadSample {
+func overheadRun(t *testing.T, s *monitor.Set, dir, command string, cpu int) overheadSample {
 	logs := t.TempDir()
 	t0 := time.Now()
 	mon, err := s.Start(logs)

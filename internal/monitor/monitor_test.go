@@ -191,3 +191,36 @@ func names(vals map[string]metric.Value) []string {
 	}
 	return out
 }
+
+// TestWrappedLikePlain: under perf record and perf stat the benchmark gets
+// what it gets without them: environment, argv, directory, signal mask and
+// dispositions, limits (perf itself gives its children blocked and
+// ignored signals and a longer PATH; the timer between them undoes that).
+func TestWrappedLikePlain(t *testing.T) {
+	s := prepare(t, []job.Monitor{{Name: "perf-profile", Event: "cpu-clock"}, {Name: "perf-stat", Events: []string{"task-clock"}}})
+	dir := t.TempDir()
+	const command = `grep -E '^Sig(Blk|Ign)' /proc/self/status; ulimit -a; env | sort; pwd; echo "$0"`
+	var outs []string
+	for _, wrap := range []bool{false, true} {
+		logs := t.TempDir()
+		mon, err := s.Start(logs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec := run.Spec{Command: command, Dir: dir, CPU: -1,
+			StdoutPath: filepath.Join(logs, "stdout"), StderrPath: filepath.Join(logs, "stderr")}
+		if wrap {
+			spec.Wrap, spec.WrapControl = mon.Wrap(), mon.Control()
+		}
+		res, err := run.Exec(context.Background(), spec)
+		mon.Finish(context.Background(), false)
+		if err != nil || res.ExitCode != 0 || res.WrapperFailed {
+			t.Fatalf("wrapped %v: %+v, %v", wrap, res, err)
+		}
+		b, _ := os.ReadFile(spec.StdoutPath)
+		outs = append(outs, string(b))
+	}
+	if outs[0] != outs[1] {
+		t.Errorf("under the monitors the benchmark sees\n%s\nwithout them\n%s", outs[1], outs[0])
+	}
+}

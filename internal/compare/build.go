@@ -5,7 +5,6 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/perfbot/perfbot/internal/metric"
@@ -76,7 +75,7 @@ func Build(cols []Column, series []Series, paired bool, alpha float64) *Table {
 func buildRow(cols []Column, s Series, paired bool, alpha float64) Row {
 	row := Row{
 		Metric: s.Metric, Unit: s.Unit, Better: s.Better, KPI: s.KPI,
-		Points: strings.HasSuffix(s.Metric, "%"),
+		Points: inPoints(s.Metric),
 		Cells:  make([]Cell, len(cols)),
 	}
 	runs := make([][]RunValue, len(cols))

@@ -42,8 +42,9 @@ type Row struct {
 	// resource metrics (lkp's "monitors"); it selects the 1.01 vs 1.05
 	// ratio threshold of the lkp rule.
 	KPI bool
-	// Points is true for metrics whose name ends in "%": changes are
-	// absolute differences in points, not percent.
+	// Points is true for metrics whose name ends in "%", and for the
+	// perf-profile monitor's shares of a profile (as lkp shows them):
+	// changes are absolute differences in points, not percent.
 	Points bool
 	Cells  []Cell // one per column
 }

@@ -90,6 +90,7 @@ func FromStore(ctx context.Context, st *store.Store, jobKey string, srcs []Sourc
 		}
 		series = append(series, s)
 	}
+	absentIsZero(series, len(srcs))
 	return Build(cols, series, true, alpha), nil
 }
 

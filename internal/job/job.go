@@ -76,6 +76,9 @@ type Job struct {
 	// shell where needed) and environment values, and Build.Env and Run.Env already hold them as
 	// PERFBOT_PARAM_<NAME>; callers only export those environments.
 	Params map[string]string
+	// Monitors run beside every measured run ("monitors:"; see
+	// monitors.go); none by default.
+	Monitors []Monitor
 }
 
 // Build says how to build one commit.

@@ -21,7 +21,10 @@ import (
 //   - the params and their values;
 //   - every metric spec (name, kind, regex, JSON path, builtin, from, unit,
 //     better), in file order, and for a regex whose ^ or $ means something
-//     else in multi-line mode (metric.LineAnchored) a "multi-line" marker.
+//     else in multi-line mode (metric.LineAnchored) a "multi-line" marker;
+//   - the monitors that run with the benchmark (perf-profile, perf-stat) and
+//     their options, only when the job has any (writeMonitors), so that the
+//     key of a job without them is unchanged.
 //
 // Commands and environments are taken after param substitution (values
 // quoted for the shell where they need it), and the
@@ -55,6 +58,7 @@ func (j *Job) Key() string {
 		}
 		writeStrings(h, fields)
 	}
+	writeMonitors(h, j.Monitors)
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 

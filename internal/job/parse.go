@@ -118,7 +118,7 @@ var (
 )
 
 var (
-	topFields     = []string{"name", "repo", "build", "run", "runs", "warmup", "metrics", "variants", "params"}
+	topFields     = []string{"name", "repo", "build", "run", "runs", "warmup", "metrics", "variants", "params", "monitors"}
 	buildFields   = []string{"command", "artifacts", "env", "timeout"}
 	runFields     = []string{"command", "env", "timeout", "cpu"}
 	metricFields  = []string{"name", "regex", "json", "gobench", "builtin", "from", "unit", "better"}
@@ -186,6 +186,8 @@ func (p *parser) job(root *yaml.Node) (*Job, []param) {
 			j.Variants = p.variants(f.v)
 		case "params":
 			params = p.params(f.v)
+		case "monitors":
+			j.Monitors = p.monitors(f.v)
 		}
 	}
 	for _, req := range []struct{ key, why string }{

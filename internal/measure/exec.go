@@ -11,6 +11,7 @@ import (
 	"github.com/perfbot/perfbot/internal/build"
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/metric"
+	"github.com/perfbot/perfbot/internal/monitor"
 	"github.com/perfbot/perfbot/internal/run"
 	"github.com/perfbot/perfbot/internal/store"
 )
@@ -47,10 +48,25 @@ type Local struct {
 	Machine string
 }
 
-// Execute runs the task's benchmark once with its logs in t.LogDir, reads
-// its metrics and classifies the result.
+// Prepare checks that this machine can run the job's monitors (see
+// Preparer).
+func (l Local) Prepare(j *job.Job) ([]string, error) {
+	set, err := monitor.Prepare(j.Monitors)
+	if err != nil {
+		return nil, err
+	}
+	return set.Notes(), nil
+}
+
+// Execute runs the task's benchmark once with its logs in t.LogDir, under
+// the job's monitors, reads its metrics and the monitors' figures and
+// classifies the result.
 func (l Local) Execute(ctx context.Context, t Task) (*store.RunRecord, error) {
 	j := t.Job
+	mons, err := monitor.Prepare(j.Monitors)
+	if err != nil {
+		return nil, err
+	}
 	rec := &store.RunRecord{
 		RunKey:     t.Key,
 		Session:    t.Session,
@@ -62,15 +78,24 @@ func (l Local) Execute(ctx context.Context, t Task) (*store.RunRecord, error) {
 	if rec.Machine == "" {
 		rec.Machine = MachineID()
 	}
+	mon, err := mons.Start(t.LogDir)
+	if err != nil {
+		return nil, err
+	}
 	res, err := run.Exec(ctx, run.Spec{
-		Command:    j.Run.Command,
-		Dir:        t.Build.Worktree,
-		Env:        build.Env(j, t.Key.Commit, t.Variant, j.Run.Env),
-		Timeout:    j.Run.Timeout,
-		CPU:        l.CPU,
-		StdoutPath: rec.StdoutPath,
-		StderrPath: rec.StderrPath,
+		Wrap:        mon.Wrap(),
+		WrapControl: mon.Control(),
+		Command:     j.Run.Command,
+		Dir:         t.Build.Worktree,
+		Env:         build.Env(j, t.Key.Commit, t.Variant, j.Run.Env),
+		Timeout:     j.Run.Timeout,
+		CPU:         l.CPU,
+		StdoutPath:  rec.StdoutPath,
+		StderrPath:  rec.StderrPath,
 	})
+	// Monitors' figures: stored, shown after the job's metrics, never
+	// counted as one of them; warm-ups are not read.
+	monVals := mon.Finish(ctx, err == nil && ctx.Err() == nil && !t.Warmup)
 	if err != nil {
 		return nil, err
 	}
@@ -85,9 +110,13 @@ func (l Local) Execute(ctx context.Context, t Task) (*store.RunRecord, error) {
 	syncFile(rec.StderrPath)
 	stdout, _ := os.ReadFile(rec.StdoutPath)
 	stderr, _ := os.ReadFile(rec.StderrPath)
-	rec.Values = metric.Builtins(res.Usage)
+	rec.Values = append(metric.Builtins(res.Usage), monVals...)
 
 	switch {
+	case res.WrapperFailed && !res.TimedOut:
+		rec.Status = store.RunError
+		rec.Reason = fmt.Sprintf("the monitors' %s ended without running the benchmark to its end: %s%s", filepath.Base(mon.Wrap()[0]), exitText(res), lastLine(stderr))
+		return rec, nil
 	case res.TimedOut:
 		rec.Status = store.RunTimeout
 		rec.Reason = fmt.Sprintf("timed out after %v", j.Run.Timeout)
@@ -118,6 +147,14 @@ func (l Local) Execute(ctx context.Context, t Task) (*store.RunRecord, error) {
 	}
 	rec.Status = store.RunOK
 	return rec, nil
+}
+
+// exitText says how a process ended.
+func exitText(res run.Result) string {
+	if res.Signal != "" {
+		return "killed by signal " + res.Signal
+	}
+	return fmt.Sprintf("exit status %d", res.ExitCode)
 }
 
 // MachineID names this machine in stored runs: its hostname (runs of a

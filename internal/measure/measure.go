@@ -155,6 +155,9 @@ func Measure(ctx context.Context, j *job.Job, targets []Target, opt Options) (*O
 		return nil, err
 	}
 	defer release()
+	if err := m.prepare(); err != nil {
+		return nil, err
+	}
 
 	out := m.out
 	for i, t := range targets {

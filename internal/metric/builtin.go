@@ -66,9 +66,14 @@ func Builtins(u Usage) []Value {
 	return vals
 }
 
-// IsBuiltin reports whether name is one of the resource metrics perfbot
-// records for every run (lkp's monitors, as opposed to a job's own KPIs).
+// IsBuiltin reports whether name is one of the figures perfbot records
+// itself (lkp's monitors, as opposed to a job's own KPIs): the resource
+// metrics of every run, and the figures of a job's monitors ([IsMonitor]).
+// Compare shows them after the job's metrics and never gates on them.
 func IsBuiltin(name string) bool {
+	if IsMonitor(name) {
+		return true
+	}
 	b := lookupBuiltin(name)
 	return b != nil && b.name == name
 }

@@ -18,10 +18,11 @@ var (
 // reportCols is the layout of a perf report table, from its header line
 // and the dotted line under it.
 type reportCols struct {
-	bounds []int // byte offset where each column starts; bounds[0] = 0
-	self   int   // column of the self percentage
-	pcts   []int // every percentage column
-	symbol int
+	bounds   []int // byte offset where each column starts; bounds[0] = 0
+	self     int   // column of the self percentage
+	children int   // column of the children percentage; -1 when none
+	pcts     []int // every percentage column
+	symbol   int
 }
 
 // field returns column i of a table row.
@@ -62,6 +63,10 @@ func parsePerfReport(r io.Reader, name string) (*Hotness, error) {
 		samples float64
 		selfSum float64
 		acc     = newAccum()
+		// children: each symbol's children (inclusive) fraction, summed
+		// over its rows (one per command and object: their samples are
+		// apart).
+		children map[string]float64
 	)
 	for sc.Scan() {
 		lineNo++
@@ -114,6 +119,13 @@ func parsePerfReport(r io.Reader, name string) (*Hotness, error) {
 		rows++
 		selfSum += self
 		acc.add(sym, self/100)
+		if cols.children >= 0 && !unknownName(sym) {
+			if children == nil {
+				children = map[string]float64{}
+			}
+			c, _ := parsePercent(cols.field(line, cols.children))
+			children[sym] = min(children[sym]+c/100, 1)
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, scanErr(name, lineNo, err)
@@ -132,6 +144,7 @@ func parsePerfReport(r io.Reader, name string) (*Hotness, error) {
 	}
 	h := acc.hotness("perf report", unit, 1)
 	h.Total = total
+	h.Children = children
 	return h, nil
 }
 
@@ -142,7 +155,7 @@ func layout(names []string, dots string) (*reportCols, error) {
 	if len(runs) != len(names) {
 		return nil, fmt.Errorf("perf report header has %d columns but the dotted line under it %d", len(names), len(runs))
 	}
-	c := &reportCols{self: -1, symbol: -1}
+	c := &reportCols{self: -1, children: -1, symbol: -1}
 	for i, run := range runs {
 		if i == 0 {
 			c.bounds = append(c.bounds, 0)
@@ -154,6 +167,7 @@ func layout(names []string, dots string) (*reportCols, error) {
 			c.self = i
 			c.pcts = append(c.pcts, i)
 		case "Children":
+			c.children = i
 			c.pcts = append(c.pcts, i)
 		case "Overhead":
 			if c.self < 0 {

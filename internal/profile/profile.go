@@ -54,6 +54,11 @@ type Hotness struct {
 	// Skipped counts input lines that were not understood and were left
 	// out; a few are normal in hand-edited or truncated files.
 	Skipped int
+	// Children maps a symbol to its children fraction (the samples in
+	// the function or anything it called), from perf report tables with a
+	// Children column (recorded with call graphs, perf report --children);
+	// nil for every other profile.
+	Children map[string]float64
 
 	byBase map[string]float64 // summed fractions by clone base name
 }

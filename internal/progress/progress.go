@@ -55,6 +55,11 @@ func (l *lines) Ran(done, total int, t measure.Target, r *store.RunRecord) {
 		r.Usage.Wall.Seconds(), eta(l.start, done, total))
 }
 
+// Note shows a note of the measurement (measure.Noter).
+func (l *lines) Note(msg string) {
+	fmt.Fprintf(l.w, "perfbot: note: %s\n", msg)
+}
+
 // eta estimates the time left from the pace so far.
 func eta(start time.Time, done, total int) string {
 	if done == 0 || done >= total {
@@ -100,6 +105,16 @@ func (b *bar) Built(i, n int, t measure.Target, r *build.Result, err error) {
 		fmt.Fprintf(b.w, "perfbot: build of %s failed\n", t)
 	}
 	_ = b.cur.Add(1)
+}
+
+// Note shows a note of the measurement (measure.Noter) above the bar.
+func (b *bar) Note(msg string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cur != nil {
+		_ = b.cur.Clear()
+	}
+	fmt.Fprintf(b.w, "perfbot: note: %s\n", msg)
 }
 
 func (b *bar) Ran(done, total int, t measure.Target, r *store.RunRecord) {

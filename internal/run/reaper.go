@@ -48,6 +48,9 @@ type reaperSpec struct {
 	CPU       int      // -1: no pinning
 	Timeout   time.Duration
 	KillGrace time.Duration
+	Wrap      []string // a wrapper's command line (Spec.Wrap); see timer.go
+	// WrapControl are the wrapper's control FIFOs (Spec.WrapControl).
+	WrapControl []string
 }
 
 // reaperReport is what happened, as the supervisor tells it.
@@ -62,6 +65,10 @@ type reaperReport struct {
 	TimedOut  bool
 	Canceled  bool
 	Err       string // a failure after the start: waiting for sh, leftovers
+	// With a wrapper (timer.go): the timer reported on sh, whose figures
+	// are above, and the wrapper's own wall time.
+	Wrapped     bool
+	WrapperWall time.Duration
 }
 
 func init() {
@@ -132,6 +139,12 @@ func supervise(ctl *os.File, spec *reaperSpec) (rep reaperReport, orphaned bool)
 		rep.StartErr = fmt.Sprintf("becoming a child subreaper: %v", err)
 		return rep, false
 	}
+	timer, err := timerFile(spec) // "" unless the run is wrapped
+	if err != nil {
+		rep.StartErr = err.Error()
+		return rep, false
+	}
+	defer removeTimer(timer)
 	// Handled signals go back to their defaults in sh (ignored ones would
 	// not): the run sees the signal dispositions perfbot's children do.
 	chld := make(chan os.Signal, 1)
@@ -190,8 +203,7 @@ func supervise(ctl *os.File, spec *reaperSpec) (rep reaperReport, orphaned bool)
 			return
 		}
 	}()
-	var err error
-	pid, t0, err = startSh(spec)
+	pid, t0, err = startSh(spec, timer)
 	close(forked)
 	if err != nil {
 		close(exited)
@@ -224,6 +236,7 @@ func supervise(ctl *os.File, spec *reaperSpec) (rep reaperReport, orphaned bool)
 	rep.User = time.Duration(unix.TimevalToNsec(ru.Utime))
 	rep.Sys = time.Duration(unix.TimevalToNsec(ru.Stime))
 	rep.MaxRSSKiB = int64(ru.Maxrss) // kilobytes on Linux
+	useTimer(&rep, timer)
 	switch {
 	case waitErr != nil:
 		rep.Err = fmt.Sprintf("waiting for sh: %v", waitErr)
@@ -234,19 +247,28 @@ func supervise(ctl *os.File, spec *reaperSpec) (rep reaperReport, orphaned bool)
 }
 
 // startSh forks sh -c spec.Command in a process group of its own, pinned
-// to spec.CPU when it is not -1. It returns sh's pid and the time just
-// before the fork. (syscall.ForkExec, not os.StartProcess: the first
+// to spec.CPU when it is not -1; with a wrapper, the wrapper's command line
+// that runs sh under the timer (timer: its report's path; see timer.go).
+// It returns the pid of sh (or of the wrapper) and the time just before
+// the fork. (syscall.ForkExec, not os.StartProcess: the first
 // os.StartProcess of a process probes pidfd support with a test clone, which
 // would fall inside Wall.)
-func startSh(spec *reaperSpec) (int, time.Time, error) {
+func startSh(spec *reaperSpec, timer string) (int, time.Time, error) {
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		return 0, time.Time{}, err
 	}
 	defer devnull.Close()
+	path, argv, env := spec.Sh, []string{"sh", "-c", spec.Command}, spec.Env
+	if len(spec.Wrap) > 0 {
+		if argv, env, err = timerArgv(spec, timer); err != nil {
+			return 0, time.Time{}, err
+		}
+		path = argv[0]
+	}
 	attr := &syscall.ProcAttr{
 		Dir:   spec.Dir,
-		Env:   spec.Env,
+		Env:   env,
 		Files: []uintptr{devnull.Fd(), 1, 2},
 		// Pdeathsig: should the supervisor itself be killed, sh dies too.
 		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
@@ -265,9 +287,9 @@ func startSh(spec *reaperSpec) (int, time.Time, error) {
 		defer unix.SchedSetaffinity(0, &old)
 	}
 	t0 := time.Now()
-	pid, err := syscall.ForkExec(spec.Sh, []string{"sh", "-c", spec.Command}, attr)
+	pid, err := syscall.ForkExec(path, argv, attr)
 	if err != nil {
-		err = &os.PathError{Op: "fork/exec", Path: spec.Sh, Err: err}
+		err = &os.PathError{Op: "fork/exec", Path: path, Err: err}
 	}
 	return pid, t0, err
 }

@@ -42,6 +42,24 @@ type Spec struct {
 	// default, sends SIGKILL at once: a stopped run is a failed run, and
 	// SIGKILL cannot be caught or ignored.
 	KillGrace time.Duration
+
+	// Wrap, when not empty, runs sh under a wrapper: a command line
+	// (looked up in perfbot's PATH when Wrap[0] has no slash) that ends
+	// where the wrapped command's argv goes, such as
+	// ["perf", "record", "-o", "perf.data", "--"]. Between the wrapper and
+	// sh runs a timer (perfbot again, see timer.go) that measures sh as the
+	// supervisor otherwise does: Usage, Started, ExitCode and Signal are
+	// sh's, not the wrapper's, and Result.WrapperWall is the wrapper's wall
+	// time. The wrapper is what starts in the run's process group, pinned
+	// to CPU, under the timeout; it must run its command as its child, in
+	// the same process group, with the environment and open files it got.
+	Wrap []string
+	// WrapControl are control FIFOs of the wrapper, in pairs of a command
+	// and an acknowledgement FIFO (perf's --control fifo:CTL,ACK, with -D
+	// -1: events start disabled). The timer sends "enable" to each just
+	// before it starts sh and "disable" once sh has exited, and waits for
+	// each "ack", so that the wrapper measures sh alone, not the timer.
+	WrapControl []string
 }
 
 // Result is what happened to one run.
@@ -55,9 +73,15 @@ type Result struct {
 	// Canceled is set when the caller's context ended the run; Exec then
 	// also returns an error wrapping the context's error.
 	Canceled bool
-	// PID is the process ID of the run's sh, which is also the ID of its
-	// process group; 0 when it did not start.
+	// PID is the process ID of the run's sh (or wrapper), which is also
+	// the ID of its process group; 0 when it did not start.
 	PID int
+	// WrapperWall is, for a run with Spec.Wrap, the wrapper's wall time
+	// (sh's included); 0 otherwise. WrapperFailed is set when the wrapper
+	// ended without the timer's report on sh (it failed before it started
+	// the command, or it was killed): the figures are then the wrapper's.
+	WrapperWall   time.Duration
+	WrapperFailed bool
 }
 
 // Exec runs s.Command with sh -c and waits for it.
@@ -141,6 +165,17 @@ func Exec(ctx context.Context, s Spec) (Result, error) {
 		Sh: sh.Path, Command: s.Command, Dir: s.Dir, Env: sh.Environ(),
 		CPU: s.CPU, Timeout: s.Timeout, KillGrace: s.KillGrace,
 	}
+	if len(s.Wrap) > 0 {
+		w, err := exec.LookPath(s.Wrap[0])
+		if err != nil {
+			return res, fmt.Errorf("%s: cannot start its wrapper: %w", s.what(), err)
+		}
+		spec.Wrap = append([]string{w}, s.Wrap[1:]...)
+		if len(s.WrapControl)%2 != 0 {
+			return res, fmt.Errorf("%s: wrapper control FIFOs come in pairs, got %d", s.what(), len(s.WrapControl))
+		}
+		spec.WrapControl = s.WrapControl
+	}
 
 	res.Started = time.Now()
 	rep, err := supervised(ctx, spec, stdout, stderr)
@@ -155,6 +190,9 @@ func Exec(ctx context.Context, s Spec) (Result, error) {
 	res.TimedOut, res.Canceled = rep.TimedOut, rep.Canceled
 	res.Usage.Wall = rep.Wall
 	res.Usage.User, res.Usage.Sys, res.Usage.MaxRSSKiB = rep.User, rep.Sys, rep.MaxRSSKiB
+	if len(s.Wrap) > 0 {
+		res.WrapperWall, res.WrapperFailed = rep.WrapperWall, !rep.Wrapped
+	}
 	ws := syscall.WaitStatus(rep.Status)
 	switch {
 	case ws.Exited():

@@ -13,6 +13,8 @@ import (
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/knobs"
 	"github.com/perfbot/perfbot/internal/layout"
+	"github.com/perfbot/perfbot/internal/measure"
+	"github.com/perfbot/perfbot/internal/monitor"
 	"github.com/perfbot/perfbot/internal/profile"
 	"github.com/perfbot/perfbot/internal/report"
 )
@@ -101,16 +103,16 @@ Exit status: 0 success, 1 the patched build does not have A's layout back
 				if len(args) != 3 {
 					return fmt.Errorf("layout diff %s: need two revisions", args[0])
 				}
-				pathA, pathB, err := buildArtifacts(cmd.Context(), a, f, args[0], args[1], args[2])
+				pathA, pathB, hot, err := buildArtifacts(cmd.Context(), a, f, args[0], args[1], args[2])
 				if err != nil {
 					return err
 				}
-				return layoutDiffFiles(a, f, pathA, pathB)
+				return layoutDiffFiles(a, f, pathA, pathB, hot)
 			}
 			if len(args) != 2 {
 				return fmt.Errorf("layout diff: want two binaries, or a job file (.yaml) and two revisions")
 			}
-			return layoutDiffFiles(a, f, args[0], args[1])
+			return layoutDiffFiles(a, f, args[0], args[1], nil)
 		},
 	}
 	fl := cmd.Flags()
@@ -133,48 +135,48 @@ Exit status: 0 success, 1 the patched build does not have A's layout back
 
 // buildArtifacts builds two revisions of a job (or finds them in the build
 // cache) and returns the paths of the artifact to diff in both.
-func buildArtifacts(ctx context.Context, a *app, f layoutFlags, jobFile, revA, revB string) (string, string, error) {
+func buildArtifacts(ctx context.Context, a *app, f layoutFlags, jobFile, revA, revB string) (string, string, *profile.Hotness, error) {
 	jobs, err := job.Load(jobFile)
 	if err != nil {
-		return "", "", err
+		return "", "", nil, err
 	}
 	j := jobs[0]
 	artifact := f.artifact
 	if artifact == "" {
 		if len(j.Build.Artifacts) == 0 {
-			return "", "", fmt.Errorf("%s: build.artifacts is empty: name the binaries whose layout matters", jobFile)
+			return "", "", nil, fmt.Errorf("%s: build.artifacts is empty: name the binaries whose layout matters", jobFile)
 		}
 		artifact = j.Build.Artifacts[0]
 	} else if !slices.Contains(j.Build.Artifacts, artifact) {
-		return "", "", fmt.Errorf("--artifact %q: not among the job's build.artifacts %v", artifact, j.Build.Artifacts)
+		return "", "", nil, fmt.Errorf("--artifact %q: not among the job's build.artifacts %v", artifact, j.Build.Artifacts)
 	}
 	if f.knob != "" && f.variant != "" {
-		return "", "", fmt.Errorf("--knob and --variant: give one (--knob builds the second revision with the knob, the first plain)")
+		return "", "", nil, fmt.Errorf("--knob and --variant: give one (--knob builds the second revision with the knob, the first plain)")
 	}
 	v, ok := j.Variant(f.variant)
 	if !ok {
-		return "", "", fmt.Errorf("--variant %q: job %s declares no such variant", f.variant, j.File)
+		return "", "", nil, fmt.Errorf("--variant %q: job %s declares no such variant", f.variant, j.File)
 	}
 	s, err := a.open(ctx, j, f.storeDir)
 	if err != nil {
-		return "", "", err
+		return "", "", nil, err
 	}
 	defer s.Close()
 	commits, err := s.Resolve(ctx, []string{revA, revB})
 	if err != nil {
-		return "", "", err
+		return "", "", nil, err
 	}
 	vs := []job.Variant{v, v}
 	if f.knob != "" {
 		if vs[1], err = knobVariant(f.knob, filepath.Join(s.Store.Dir(), "knobs")); err != nil {
-			return "", "", err
+			return "", "", nil, err
 		}
 	}
 	var paths []string
 	for i, c := range commits {
 		res, err := s.Builder.Build(ctx, j, c, vs[i])
 		if err != nil {
-			return "", "", err
+			return "", "", nil, err
 		}
 		if i == 1 && f.knob != "" {
 			log, _ := os.ReadFile(res.Record.LogPath)
@@ -186,7 +188,16 @@ func buildArtifacts(ctx context.Context, a *app, f layoutFlags, jobFile, revA, r
 		fmt.Fprintf(a.stderr, "perfbot: %s %s: %s\n", c.Short(), artifact, filepath.Join(res.Record.ArtifactDir, artifact))
 		paths = append(paths, filepath.Join(res.Record.ArtifactDir, artifact))
 	}
-	return paths[0], paths[1], nil
+	// The perf profile stored with B's runs (the job's perf-profile
+	// monitor) ranks the changes when no --profile is given.
+	var hot *profile.Hotness
+	if f.profile == "" {
+		if h, n, err := monitor.CommitProfile(ctx, s.Store, j.Key(), commits[1].Hash, measure.VariantID(vs[1])); err == nil && n > 0 {
+			hot = h
+			fmt.Fprintf(a.stderr, "perfbot: ranking by the perf profile stored with %d runs of %s\n", n, commits[1].Short())
+		}
+	}
+	return paths[0], paths[1], hot, nil
 }
 
 // knobVariant returns the layout knob named "PRESET:VARIANT", its files
@@ -208,16 +219,16 @@ func knobVariant(knob, dir string) (job.Variant, error) {
 }
 
 // layoutDiffFiles diffs the layouts of two build outputs and writes the
-// report. It is the seam for diffing two revisions of a job: build both,
+// report; stored, when not nil, is the profile stored with B's runs. It is the seam for diffing two revisions of a job: build both,
 // then call it with the two binaries.
-func layoutDiffFiles(a *app, f layoutFlags, pathA, pathB string) error {
+func layoutDiffFiles(a *app, f layoutFlags, pathA, pathB string, stored *profile.Hotness) error {
 	if f.format != "text" && f.format != "json" {
 		return fmt.Errorf("layout diff: unknown --format %q (want text or json)", f.format)
 	}
 	if f.patch == "" && (f.patchRoot != "" || f.patchCheck != "") {
 		return fmt.Errorf("layout diff: --patch-root and --patch-check need --patch SRCDIR")
 	}
-	var opt layout.DiffOptions
+	opt := layout.DiffOptions{Hot: stored}
 	if f.profile != "" {
 		h, err := profile.Read(f.profile)
 		if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/perfbot/perfbot/internal/layout"
 	"github.com/perfbot/perfbot/internal/measure"
 	"github.com/perfbot/perfbot/internal/metric"
+	"github.com/perfbot/perfbot/internal/monitor"
 	"github.com/perfbot/perfbot/internal/store"
 )
 
@@ -222,7 +223,14 @@ func (l *storeLab) inspect(ctx context.Context) (*inspection, error) {
 			openErrs = append(openErrs, fmt.Sprintf("%s: %v", a, err))
 			continue
 		}
-		d = layout.Diff(ba, bc, layout.DiffOptions{NoSource: true})
+		dopt := layout.DiffOptions{NoSource: true}
+		// A profile stored beside the changed commit's runs (the job's
+		// perf-profile monitor) ranks the suspects by hotness.
+		if h, n, err := monitor.CommitProfile(ctx, l.opt.Store, l.opt.Job.Key(), l.changed.Hash, ""); err == nil && n > 0 {
+			dopt.Hot = h
+			in.notes = append(in.notes, fmt.Sprintf("layout suspects ranked by the perf profile stored with %d runs of %s", n, l.changed.Short()))
+		}
+		d = layout.Diff(ba, bc, dopt)
 		break
 	}
 	if d == nil {

@@ -100,9 +100,15 @@ func (f *Finding) Merge(g *Finding) {
 			f.Metrics = append(f.Metrics, m)
 		}
 	}
-	// A real regression outranks what was found before.
+	// A real regression outranks what was found before, and its metric
+	// goes first in the list.
 	if g.Kind() == Regression && f.Kind() != Regression {
 		f.Job, f.Metric, f.Change, f.Verdict, f.Sentence, f.Table, f.Triage = g.Job, g.Metric, g.Change, g.Verdict, g.Sentence, g.Table, g.Triage
+		f.Parent, f.Bisect, f.Reproduce, f.LayoutCause = g.Parent, g.Bisect, g.Reproduce, g.LayoutCause
+		if i := slices.IndexFunc(f.Metrics, func(m MetricChange) bool { return m.Job == g.Job && m.Metric == g.Metric }); i > 0 {
+			main := f.Metrics[i]
+			f.Metrics = append([]MetricChange{main}, slices.Delete(f.Metrics, i, i+1)...)
+		}
 	}
 }
 

@@ -31,7 +31,7 @@ func TestMergeAndPolicy(t *testing.T) {
 		Metrics: []MetricChange{{Job: "j2", Metric: "b", Change: 12, Verdict: "real-regression"}}})
 	f.Merge(&Finding{Culprit: "c", Job: "j2", Metric: "b", Verdict: "real-regression",
 		Metrics: []MetricChange{{Job: "j2", Metric: "b", Verdict: "real-regression"}}})
-	if len(f.Metrics) != 2 || f.Metric != "b" || f.Kind() != Regression || !f.Reported("regressions") {
+	if len(f.Metrics) != 2 || f.Metric != "b" || f.Metrics[0].Metric != "b" || f.Kind() != Regression || !f.Reported("regressions") {
 		t.Errorf("merged finding %+v", f)
 	}
 }

@@ -9,7 +9,6 @@ package history
 import (
 	"context"
 	"fmt"
-	"math"
 
 	"github.com/perfbot/perfbot/internal/compare"
 	"github.com/perfbot/perfbot/internal/gitrev"
@@ -71,31 +70,34 @@ func Build(ctx context.Context, st *store.Store, jobKey, variant, metricName str
 		}
 	}
 	level := map[string]float64{}
-	var prev *store.Tested
+	var prev *Point // the last point with a level
 	for i, c := range commits {
 		t, ok := tested[c.Hash]
 		if !ok {
 			continue
 		}
-		// The step is measured against the point before when both ran in
+		// The step is measured against the last point when both ran in
 		// the same rounds (one cycle's new commits), else against the
-		// reference the commit was measured with.
+		// reference the commit was measured with. A commit whose runs all
+		// failed has no point and is never a comparator.
 		ref := t.Ref
 		if prev != nil && prev.Session == t.Session {
-			ref = prev.Commit
+			ref = prev.Commit.Hash
 		}
 		p := Point{Commit: c, Index: i, Ref: ref, Session: t.Session}
 		srcs := []compare.Source{{Commit: c, Layouts: []string{variant}, Round: compare.InRounds(t.Rounds)}}
 		if ref != "" {
 			srcs = append([]compare.Source{{Commit: gitrev.Commit{Hash: ref}, Layouts: []string{variant}, Round: compare.InRounds(t.Rounds)}}, srcs...)
 		}
-		tc := t
-		prev = &tc
 		tab, err := compare.FromStore(ctx, st, jobKey, srcs, alpha)
+		if err != nil && ref != "" {
+			// The reference has no successful run in these rounds: the
+			// commit alone, as a new chain.
+			srcs, p.Ref, ref = srcs[1:], "", ""
+			tab, err = compare.FromStore(ctx, st, jobKey, srcs, alpha)
+		}
 		if err != nil {
-			// A commit whose runs all failed has no point; its failures
-			// are in the store.
-			continue
+			continue // no successful run: its failures are in the store
 		}
 		row := findRow(tab, metricName)
 		if row == nil {
@@ -105,21 +107,22 @@ func Build(ctx context.Context, st *store.Store, jobKey, variant, metricName str
 		p.Median = last.Summary.Median
 		refLevel, inHistory := level[ref]
 		switch {
-		case ref == "" || !inHistory || last.Delta == nil:
+		case ref == "" || !inHistory || last.Delta == nil || row.Cells[0].Summary.Median <= 0:
 			p.Level = p.Median
-			p.NewChain = ref != "" && !inHistory
+			p.NewChain = ref != "" || len(s.Points) > 0
+			p.Ref = ""
 		default:
 			d := last.Delta
-			p.Step, p.P = d.Change, d.Stat.P
+			// The paired test's estimate (Hodges-Lehmann on logs), which
+			// its interval is about, not the change of the means.
+			p.Step, p.P = d.Stat.Change, d.Stat.P
 			p.Lo, p.Hi = d.Stat.Lo, d.Stat.Hi
-			ratio := last.Summary.Median / row.Cells[0].Summary.Median
-			if row.Cells[0].Summary.Median == 0 || math.IsNaN(ratio) {
-				ratio = 1 + d.Change/100
-			}
-			p.Level = refLevel * ratio
+			p.Level = refLevel * last.Summary.Median / row.Cells[0].Summary.Median
 		}
 		level[c.Hash] = p.Level
 		s.Points = append(s.Points, p)
+		pt := s.Points[len(s.Points)-1]
+		prev = &pt
 	}
 	return s, nil
 }

@@ -13,51 +13,72 @@ import (
 	"time"
 )
 
-// Mail sends msg from from to every address of to through the SMTP server
+// Mail sends msg from from to the addresses of to through the SMTP server
 // at addr (host:port), without authentication (a relay on the host or the
-// local network). It fails, naming the server, when the server cannot be
-// reached within the timeout or refuses a recipient.
-func Mail(ctx context.Context, addr, from string, to []string, msg []byte) error {
+// local network), and returns the recipients the server accepted: one it
+// refuses (a bogus author address) does not keep the mail from the
+// others; the error says which were refused. The whole exchange has a
+// deadline of a minute, so a server that stalls cannot hold perfbot.
+func Mail(ctx context.Context, addr, from string, to []string, msg []byte) (accepted []string, err error) {
 	if len(to) == 0 {
-		return nil
+		return nil, nil
 	}
-	d := net.Dialer{Timeout: 30 * time.Second}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	d := net.Dialer{}
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return fmt.Errorf("mail server %s: %w", addr, err)
+		return nil, fmt.Errorf("mail server %s: %w", addr, err)
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
 	}
 	host, _, _ := net.SplitHostPort(addr)
 	c, err := smtp.NewClient(conn, host)
 	if err != nil {
 		conn.Close()
-		return fmt.Errorf("mail server %s: %w", addr, err)
+		return nil, fmt.Errorf("mail server %s: %w", addr, err)
 	}
 	defer c.Close()
 	if err := c.Mail(from); err != nil {
-		return fmt.Errorf("mail server %s: sender %s: %w", addr, from, err)
+		return nil, fmt.Errorf("mail server %s: sender %s: %w", addr, from, err)
 	}
+	var refused []string
 	for _, rcpt := range to {
 		if err := c.Rcpt(rcpt); err != nil {
-			return fmt.Errorf("mail server %s: recipient %s: %w", addr, rcpt, err)
+			refused = append(refused, fmt.Sprintf("%s (%v)", rcpt, err))
+			continue
 		}
+		accepted = append(accepted, rcpt)
+	}
+	if len(accepted) == 0 {
+		return nil, fmt.Errorf("mail server %s: every recipient refused: %s", addr, strings.Join(refused, ", "))
 	}
 	w, err := c.Data()
 	if err != nil {
-		return fmt.Errorf("mail server %s: %w", addr, err)
+		return nil, fmt.Errorf("mail server %s: %w", addr, err)
 	}
 	if _, err := w.Write(msg); err != nil {
-		return fmt.Errorf("mail server %s: %w", addr, err)
+		return nil, fmt.Errorf("mail server %s: %w", addr, err)
 	}
 	if err := w.Close(); err != nil {
-		return fmt.Errorf("mail server %s: %w", addr, err)
+		return nil, fmt.Errorf("mail server %s: %w", addr, err)
 	}
-	return c.Quit()
+	_ = c.Quit()
+	if len(refused) > 0 {
+		return accepted, fmt.Errorf("mail server %s: refused %s", addr, strings.Join(refused, ", "))
+	}
+	return accepted, nil
 }
 
-// Hook runs command with sh -c and PERFBOT_FINDING set to the path of a
-// finding's JSON file; its output is returned with its error.
-func Hook(ctx context.Context, command, findingFile string) error {
+// Hook runs command with sh -c in dir (the watch file's folder) and
+// PERFBOT_FINDING set to the path of a finding's JSON file, for at most
+// ten minutes; its output is returned with its error.
+func Hook(ctx context.Context, command, dir, findingFile string) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
 	cmd := exec.CommandContext(ctx, "sh", "-c", command)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "PERFBOT_FINDING="+findingFile)
 	out, err := cmd.CombinedOutput()
 	if err != nil {

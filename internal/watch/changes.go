@@ -36,13 +36,24 @@ func changes(s *history.Series, jc JobConfig) []int {
 		return out
 	}
 	steps := make([]changepoint.Point, 0, len(s.Points)-1)
-	for _, p := range s.Points[1:] {
-		st := changepoint.Point{Value: 1}
-		if !p.NewChain && p.Ref != "" {
+	for k, p := range s.Points[1:] {
+		before := s.Points[k]
+		var st changepoint.Point
+		switch {
+		case p.NewChain:
+			st = changepoint.Point{Value: 1} // no comparison across the break
+		case p.Ref == before.Commit.Hash:
 			st = changepoint.Point{Value: 1 + p.Step/100, Lo: 1 + p.Lo/100, Hi: 1 + p.Hi/100}
+		default:
+			// Measured against an earlier point: the step to its
+			// predecessor is the ratio of their chained levels.
+			st = changepoint.Point{Value: p.Level / before.Level}
 		}
-		if st.Value <= 0 || st.Lo <= 0 || st.Hi <= 0 {
-			st = changepoint.Point{Value: math.Max(st.Value, 1e-9)}
+		if !(st.Value > 0) || st.Lo <= 0 || st.Hi <= 0 || st.Lo > st.Value || st.Value > st.Hi {
+			st.Lo, st.Hi = 0, 0 // no usable interval: the step alone
+		}
+		if !(st.Value > 0) {
+			st.Value = 1
 		}
 		steps = append(steps, st)
 	}

@@ -49,13 +49,22 @@ func (w *Watcher) detect(ctx context.Context, s *measure.Session, jc JobConfig, 
 				return err
 			}
 			w.logf("watch: %s%s: %s changes by %+.1f%% between %s and %s", j.Name, h.suffix(), m.Name, 100*(b.Level/a.Level-1), a.Commit.Short(), b.Commit.Short())
-			fs, err := w.explain(ctx, s, jc, j, h, branch, m.Name, m.Better, a.Commit, b.Commit, key)
+			// Better is the direction of the metric; a step toward it is
+			// an improvement, which bisection searches for as such.
+			improvement := (b.Level < a.Level) == (m.Better != metric.HigherIsBetter)
+			fs, err := w.explain(ctx, s, jc, j, h, branch, m.Name, m.Better, improvement, a.Commit, b.Commit, key)
 			if err != nil {
-				return err
+				if ctx.Err() != nil {
+					return err
+				}
+				// One change that cannot be explained does not stop the
+				// others; the next cycle tries it again.
+				rep.Errors = append(rep.Errors, fmt.Errorf("job %s: %s %s..%s: %w", j.Name, m.Name, a.Commit.Short(), b.Commit.Short(), err))
+				continue
 			}
 			var culprits []string
 			for _, f := range fs {
-				if err := w.record(ctx, s.Store, f, jc.Report); err != nil {
+				if err := w.record(ctx, s.Store, f); err != nil {
 					return err
 				}
 				rep.Findings = append(rep.Findings, f.Culprit)
@@ -74,19 +83,29 @@ func (w *Watcher) detect(ctx context.Context, s *measure.Session, jc JobConfig, 
 // culprit of the range and descends into merged branches), triages each,
 // and returns their findings; none when the bisection confirms no culprit.
 func (w *Watcher) explain(ctx context.Context, s *measure.Session, jc JobConfig, j *job.Job, h hist, branch, metricName string, better metric.Better,
-	a, b gitrev.Commit, key string) ([]*finding.Finding, error) {
+	improvement bool, a, b gitrev.Commit, key string) ([]*finding.Finding, error) {
 	path, err := s.Repo.FirstParentPath(ctx, a.Hash, b.Hash)
 	if err != nil {
 		return nil, err
 	}
-	if len(path) == 1 {
+	parents, err := s.Repo.Parents(ctx, b.Hash)
+	if err != nil {
+		return nil, err
+	}
+	// Neighbours name the later commit, unless it is a merge: then the
+	// bisection looks inside the merged branch.
+	if len(path) == 1 && len(parents) < 2 {
 		f, err := w.triage(ctx, s, jc, j, branch, metricName, a, b, fmt.Sprintf("%s was the first commit tested after %s%s", b.Short(), a.Short(), h.suffix()))
 		return []*finding.Finding{f}, err
 	}
 	m := &bisect.StoreMeasurer{Job: j, Store: s.Store, Builder: s.Builder, Repo: s.Repo, Metric: metricName,
 		Variants: []job.Variant{h.variant}, CPU: w.CPU, Progress: w.Progress, Rand: rand.New(rand.NewSource(measure.SeedOf("watch", key)))}
-	res, err := bisect.Run(ctx, bisect.Options{Measurer: m, Metric: metricName, Better: better,
-		Alpha: jc.Alpha, MinEffect: jc.Effect / 100, Save: bisect.SaveState(s.Store, "watch|"+key),
+	resume, err := bisect.LoadState(ctx, s.Store, "watch|"+key, false)
+	if err != nil {
+		return nil, err
+	}
+	res, err := bisect.Run(ctx, bisect.Options{Measurer: m, Metric: metricName, Better: better, Improvement: improvement,
+		Alpha: jc.Alpha, MinEffect: jc.Effect / 100, Resume: resume, Save: bisect.SaveState(s.Store, "watch|"+key),
 		Log: func(l string) { w.logf("watch: bisect: %s", l) }}, a, path)
 	m.Wait()
 	if errors.Is(err, bisect.ErrNoChange) || errors.Is(err, bisect.ErrWrongDirection) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,9 +19,8 @@ import (
 )
 
 // record stores a finding (merged into the culprit's earlier one, if
-// any), exports it to the report folder, and tells whom the policy says,
-// once.
-func (w *Watcher) record(ctx context.Context, st *store.Store, f *finding.Finding, policy string) error {
+// any) and exports it to the report folder.
+func (w *Watcher) record(ctx context.Context, st *store.Store, f *finding.Finding) error {
 	if old, err := st.Finding(ctx, f.Culprit); err == nil {
 		prev, err := finding.Decode(old.Data)
 		if err != nil {
@@ -36,19 +36,48 @@ func (w *Watcher) record(ctx context.Context, st *store.Store, f *finding.Findin
 	if _, err := st.PutFinding(ctx, f.Culprit, data); err != nil {
 		return err
 	}
-	file, err := w.export(f, data)
-	if err != nil {
-		return err
-	}
-	if !f.Reported(policy) {
-		return nil
-	}
+	// Told at the end of the job's cycle (tellPending), once every metric
+	// and history that the culprit moved has been merged into it.
+	_, err = w.export(f, data)
+	return err
+}
+
+// hookKind records, per culprit, that the report hook ran for it.
+const hookKind = "watch-hook"
+
+// tell runs the hook (once per finding) and mails the recipients not yet
+// mailed.
+func (w *Watcher) tell(ctx context.Context, st *store.Store, f *finding.Finding, file string) error {
 	if hook := w.Config.Report.Hook; hook != "" {
-		if err := notify.Hook(ctx, hook, file); err != nil {
-			w.logf("watch: %v", err)
+		if _, err := st.GetState(ctx, hookKind, f.Culprit); errors.Is(err, store.ErrNotFound) {
+			if err := notify.Hook(ctx, hook, filepath.Dir(w.Config.File), file); err != nil {
+				w.logf("watch: %v (the next cycle tries again)", err)
+			} else if err := st.PutState(ctx, hookKind, f.Culprit, nil); err != nil {
+				return err
+			}
 		}
 	}
 	return w.mail(ctx, st, f)
+}
+
+// tellPending tells the findings the policy reports whose hook or mail
+// has not gone out yet (the server was down, a recipient was refused).
+func (w *Watcher) tellPending(ctx context.Context, st *store.Store, policy string) {
+	fs, err := st.Findings(ctx)
+	if err != nil {
+		w.logf("watch: %v", err)
+		return
+	}
+	for _, r := range fs {
+		f, err := finding.Decode(r.Data)
+		if err != nil || r.Withdrawn || r.State == store.Dismissed || !f.Reported(policy) {
+			continue
+		}
+		file := filepath.Join(w.Config.Report.Dir, gitrev.Short(f.Culprit)+".json")
+		if err := w.tell(ctx, st, f, file); err != nil {
+			w.logf("watch: %v", err)
+		}
+	}
 }
 
 // export writes the finding's JSON, Markdown and mail text into the report
@@ -106,11 +135,14 @@ func (w *Watcher) mail(ctx context.Context, st *store.Store, f *finding.Finding)
 		return nil
 	}
 	msg := report.FindingEmail(f, cfg.From, missing, time.Now())
-	if err := notify.Mail(ctx, cfg.Addr, cfg.From, missing, msg); err != nil {
+	accepted, err := notify.Mail(ctx, cfg.Addr, cfg.From, missing, msg)
+	if err != nil {
 		w.logf("watch: mailing %s: %v (the next cycle tries again)", gitrev.Short(f.Culprit), err)
+	}
+	if len(accepted) == 0 {
 		return nil
 	}
-	return st.MarkSent(ctx, f.Culprit, f.MessageID(), append(rec.SentTo, missing...))
+	return st.MarkSent(ctx, f.Culprit, f.MessageID(), append(rec.SentTo, accepted...))
 }
 
 // authorAddress takes the address out of "Name <address>".

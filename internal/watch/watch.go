@@ -35,8 +35,7 @@ import (
 // Watcher runs the cycles of one watch file.
 type Watcher struct {
 	Config *Config
-	// CPU is where runs are pinned (-1: not pinned); Calibrate, when set,
-	// chooses it per job instead.
+	// CPU is where runs are pinned (-1: not pinned).
 	CPU      int
 	Progress measure.Progress
 	Logf     func(format string, args ...any)
@@ -114,30 +113,46 @@ func (w *Watcher) job(ctx context.Context, jc JobConfig, j *job.Job, cycle int64
 			return fmt.Errorf("git fetch: %w", err)
 		}
 	}
+	// Every branch is resolved first: findings are withdrawn only against
+	// the heads of all of them.
+	lists := make([][]gitrev.Commit, len(w.Config.Branches))
 	var heads []string
-	defer func() {
-		if len(heads) > 0 && ctx.Err() == nil {
-			w.withdraw(ctx, s, heads)
-		}
-	}()
-	for _, branch := range w.Config.Branches {
+	for i, branch := range w.Config.Branches {
 		list, err := s.Repo.FirstParents(ctx, branch, 0)
 		if err != nil {
 			rep.Errors = append(rep.Errors, fmt.Errorf("job %s: branch %s: %w", j.Name, branch, err))
 			continue
 		}
+		lists[i] = list
 		if len(list) > 0 {
 			heads = append(heads, list[len(list)-1].Hash)
 		}
+	}
+	for i, branch := range w.Config.Branches {
+		if lists[i] == nil {
+			continue
+		}
 		for _, h := range hists {
-			if err := w.measureBranch(ctx, s, j, h, branch, list, cycle, rep); err != nil {
-				return err
+			// A branch that fails (a build that is not a build failure, a
+			// store error) does not stop the others.
+			err := w.measureBranch(ctx, s, j, h, branch, lists[i], cycle, rep)
+			if err == nil {
+				err = w.detect(ctx, s, jc, j, h, branch, lists[i], rep)
 			}
-			if err := w.detect(ctx, s, jc, j, h, branch, list, rep); err != nil {
-				return err
+			if err != nil {
+				if ctx.Err() != nil {
+					return err
+				}
+				rep.Errors = append(rep.Errors, fmt.Errorf("job %s: branch %s%s: %w", j.Name, branch, h.suffix(), err))
 			}
 		}
 	}
+	if len(heads) == len(w.Config.Branches) {
+		w.withdraw(ctx, s, heads)
+	}
+	// Findings whose hook or mail did not go out (a server that was down)
+	// are told now.
+	w.tellPending(ctx, s.Store, jc.Report)
 	return nil
 }
 

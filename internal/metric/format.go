@@ -158,3 +158,49 @@ func rateBetter(name string) Better {
 	}
 	return LowerIsBetter
 }
+
+// Family reports whether s yields a family of metrics rather than one:
+// Go benchmarks, a regex with a "name" group, a format without a name.
+func (s *Spec) Family() bool {
+	switch s.Kind {
+	case KindGoBench:
+		return true
+	case KindFormat:
+		return s.Name == ""
+	case KindRegex:
+		re, err := compileRegex(s.Pattern)
+		return err == nil && re.SubexpIndex("name") >= 0
+	}
+	return false
+}
+
+// FamilyPrefix is the prefix of the names a family yields, without the
+// ".": a format's lkp test name, a gobench or regex family's name ("" for
+// one without a name: any name).
+func (s *Spec) FamilyPrefix() string {
+	if s.Kind == KindFormat {
+		p, _ := FormatPrefix(s.Format)
+		return p
+	}
+	return s.Name
+}
+
+// ExcludeNamed sets the Exclude of every format family in specs to the
+// metrics the job's other, single metrics read, so that a run stores each
+// value once: a job that names stress-ng.mutex.ops_per_sec and reads the
+// rest of stress-ng's output as a family gets ops_per_sec from the named
+// spec only.
+func ExcludeNamed(specs []Spec) {
+	for i := range specs {
+		f := &specs[i]
+		if f.Kind != KindFormat || f.Name != "" {
+			continue
+		}
+		f.Exclude = nil
+		for _, s := range specs {
+			if s.Name != "" && !s.Family() && !slices.Contains(f.Exclude, s.Name) {
+				f.Exclude = append(f.Exclude, s.Name)
+			}
+		}
+	}
+}

@@ -243,3 +243,31 @@ func TestLKPName(t *testing.T) {
 		}
 	}
 }
+
+func TestExcludeNamed(t *testing.T) {
+	specs := []Spec{
+		{Kind: KindFormat, Format: "fio", Name: "fio.read_iops"},
+		{Kind: KindFormat, Format: "fio"},
+		{Kind: KindFormat, Format: "fio", Name: "fio.read_bw_MBps", From: "stdout"},
+		{Kind: KindFormat, Format: "fio", Name: "fio.write_iops", From: "other.json"},
+		{Kind: KindGoBench, Name: "go"},
+		{Kind: KindRegex, Pattern: `(?P<name>\w+): (?P<value>\S+)`, Name: "re"},
+		{Kind: KindJSON, Name: "fio.read_clat_mean_ns", Path: ".x"},
+	}
+	ExcludeNamed(specs)
+	// Every single metric, whatever reads it: a run stores a name once.
+	want := []string{"fio.read_iops", "fio.read_bw_MBps", "fio.write_iops", "fio.read_clat_mean_ns"}
+	if got := specs[1].Exclude; !slices.Equal(got, want) {
+		t.Errorf("fio family excludes %v, want %v", got, want)
+	}
+	for i, s := range specs {
+		if i != 1 && s.Exclude != nil {
+			t.Errorf("spec %d (not a format family) excludes %v", i, s.Exclude)
+		}
+	}
+	for i, fam := range []bool{false, true, false, false, true, true, false} {
+		if specs[i].Family() != fam {
+			t.Errorf("spec %d: Family() = %v, want %v", i, !fam, fam)
+		}
+	}
+}

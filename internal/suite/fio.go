@@ -76,7 +76,7 @@ func fio() *Suite {
 				dirs = append(dirs, "write")
 			}
 			for _, d := range dirs {
-				u.Metrics = append(u.Metrics, named("fio", "fio."+d+"_bw_MBps"), named("fio", "fio."+d+"_iops"))
+				u.Metrics = append(u.Metrics, named("fio", "fio."+d+"_bw_MBps", higher), named("fio", "fio."+d+"_iops", higher))
 			}
 			u.Metrics = append(u.Metrics, family("fio"))
 			return u, nil

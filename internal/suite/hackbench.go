@@ -46,7 +46,7 @@ func hackbench() *Suite {
 				s.add("while [ $i -lt %d ]; do %s; i=$((i+1)); done", n, cmd)
 			}
 			u := s.use("")
-			u.Metrics = append(u.Metrics, named("hackbench", "hackbench.throughput"))
+			u.Metrics = append(u.Metrics, named("hackbench", "hackbench.throughput", higher))
 			if n > 1 {
 				u.Metrics = append(u.Metrics, family("hackbench"))
 			}

@@ -46,7 +46,7 @@ func hyperfine() *Suite {
 			s.add(`%s --export-json "$out"%s -- %s >&2`, cmd, args(o.get("args")), quote(o.get("command")))
 			s.add(`cat "$out"`)
 			u := s.use("")
-			u.Metrics = append(u.Metrics, named("hyperfine", "hyperfine."+id+".mean"), family("hyperfine"))
+			u.Metrics = append(u.Metrics, named("hyperfine", "hyperfine."+id+".mean", lower), family("hyperfine"))
 			return u, nil
 		},
 	}

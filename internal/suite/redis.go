@@ -65,7 +65,7 @@ func redis() *Suite {
 			tests := strings.Split(o.get("tests"), ",")
 			for _, t := range []string{"set", "get"} {
 				if slices.Contains(tests, t) {
-					u.Metrics = append(u.Metrics, named("redis-benchmark", "redis."+t+"_total_throughput_rps"))
+					u.Metrics = append(u.Metrics, named("redis-benchmark", "redis."+t+"_total_throughput_rps", higher))
 				}
 			}
 			u.Metrics = append(u.Metrics, family("redis-benchmark"))

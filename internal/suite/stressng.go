@@ -40,7 +40,7 @@ func stressNG() *Suite {
 			s.add(`%s --metrics-brief --yaml "$out"%s >&2`, cmd, args(o.get("args")))
 			s.add(`cat "$out"`)
 			u := s.use("")
-			kpi := named("stress-ng", "stress-ng."+st+".ops_per_sec")
+			kpi := named("stress-ng", "stress-ng."+st+".ops_per_sec", higher)
 			u.Metrics = append(u.Metrics, kpi, family("stress-ng"))
 			return u, nil
 		},

@@ -185,10 +185,16 @@ func (o values) errorf(name, format string, args ...any) error {
 	return &OptionError{Suite: o.suite, Option: name, Msg: fmt.Sprintf(format, args...)}
 }
 
-// named is a format metric by name; family the rest of the format.
-func named(format, name string) metric.Spec {
-	return metric.Spec{Kind: metric.KindFormat, Format: format, Name: name}
+// named is a format metric by name, with its direction (as the format
+// gives it, but known before any run); family the rest of the format.
+func named(format, name string, better metric.Better) metric.Spec {
+	return metric.Spec{Kind: metric.KindFormat, Format: format, Name: name, Better: better}
 }
+
+const (
+	higher = metric.HigherIsBetter
+	lower  = metric.LowerIsBetter
+)
 
 func family(format string) metric.Spec {
 	return metric.Spec{Kind: metric.KindFormat, Format: format}

@@ -65,7 +65,11 @@ func sysbench() *Suite {
 			if test == "threads" && o.get("time") == "0" {
 				kpi = "latency_ms.avg"
 			}
-			u.Metrics = append(u.Metrics, named(format, format+"."+kpi), family(format))
+			better := higher
+			if kpi == "latency_ms.avg" {
+				better = lower
+			}
+			u.Metrics = append(u.Metrics, named(format, format+"."+kpi, better), family(format))
 			return u, nil
 		},
 	}

@@ -19,7 +19,7 @@ func newInitCmd(a *app) *cobra.Command {
 	var f struct {
 		suite, repo, build, out string
 		runs                    int
-		list, force             bool
+		list, force, command    bool
 	}
 	cmd := &cobra.Command{
 		Use:   "init --suite NAME [--repo DIR] [--build CMD] [-o job.yaml] [OPTION=VALUE ...]",
@@ -34,6 +34,7 @@ OPTION=VALUE; every option is written into the file with its default.
   perfbot init --list                       # the suites and their options
   perfbot init --suite stress-ng stressor=futex ops=50000 -o futex.yaml
   perfbot init --suite redis --repo ../redis --build 'make -j8' server=./src/redis-server
+  perfbot init --suite stress-ng --command > run-stress-ng.sh   # the run command alone
 
 A program the suite runs that is not installed gets a warning naming its
 Debian package (and the job stops before building until it is installed).
@@ -53,6 +54,14 @@ See docs/suites.md.`,
 					return fmt.Errorf("%q: want OPTION=VALUE (perfbot init --list --suite %s lists the options)", arg, s.Name)
 				}
 				opts[k] = v
+			}
+			if f.command {
+				u, err := s.Expand(opts)
+				if err != nil {
+					return err
+				}
+				_, err = io.WriteString(a.stdout, u.Command)
+				return err
 			}
 			repo, err := jobRepo(f.repo, f.out)
 			if err != nil {
@@ -114,6 +123,7 @@ See docs/suites.md.`,
 	fl.StringVarP(&f.out, "output", "o", "", "write the job file here (default: stdout)")
 	fl.BoolVar(&f.force, "force", false, "overwrite the --output file")
 	fl.BoolVar(&f.list, "list", false, "list the suites (with --suite: its options) and write nothing")
+	fl.BoolVar(&f.command, "command", false, "print the suite's run command (a sh script) instead of a job file: to run it elsewhere, as in a VM's init")
 	return cmd
 }
 

@@ -92,6 +92,10 @@ func TestInitListAndErrors(t *testing.T) {
 	if code != exitOK || !strings.HasPrefix(stdout, "fio: ") || !strings.Contains(stdout, "  rw (default randread): ") || strings.Contains(stdout, "hackbench") {
 		t.Errorf("init --list --suite fio:\n%s", stdout)
 	}
+	code, stdout, _ = perfbot(t, "init", "--suite", "stress-ng", "--command", "stressor=futex")
+	if code != exitOK || !strings.HasPrefix(stdout, "command -v stress-ng") || !strings.Contains(stdout, "stress-ng --futex 1 --futex-ops 20000") {
+		t.Errorf("init --command:\n%s", stdout)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string

@@ -70,7 +70,9 @@ var tools = map[string]tool{
 	"bison": {"bison", false},
 }
 
-// NeedTool skips the test unless every named command is on PATH. In strict
+// NeedTool skips the test unless every named command is on PATH (two are
+// checked otherwise: benchmark.h by its header file, pytest with its
+// pytest-benchmark plugin). In strict
 // mode (PERFBOT_TEST_STRICT=1) a missing command that CI installs fails the
 // test, naming the command and its Debian package; one that CI does not
 // install still skips. A name testutil does not know fails the test: add

@@ -105,6 +105,7 @@ or no confirmed culprit (bisect); 2 error; 3 inconclusive (triage).`,
 		newFindingsCmd(a),
 		newHistoryCmd(a),
 		newSensitivityCmd(a),
+		newInitCmd(a),
 	)
 	return root
 }

@@ -14,6 +14,8 @@ func FuzzParse(f *testing.F) {
 	f.Add("a: &x [*x]\n")
 	f.Add("params: {a: &v [1, 2], b: *v}\n")
 	f.Add(strings.Replace(minimal, "runs: 6", "runs: 0x10\nwarmup: 1_000", 1))
+	f.Add(suiteJob)
+	f.Add("repo: .\nbuild: {command: make}\nsuite: {name: stress-ng, stressor: ${s}}\nparams: {s: [mutex, cpu]}\nmetrics: [{format: stress-ng, name: stress-ng.cpu.ops}]\n")
 	f.Fuzz(func(t *testing.T, src string) {
 		jobs, err := Parse("f.yaml", []byte(src))
 		if err != nil {

@@ -18,12 +18,20 @@
 //	    regex: 'text_ms: (?P<value>[0-9.]+)'
 //	    better: lower           # or higher
 //
+// A suite (package suite) may stand for run.command and the metrics:
+//
+//	repo: ../stress-ng
+//	build: {command: make -j8}
+//	suite: {name: stress-ng, stressor: mutex, ops: 20000, program: ./stress-ng}
+//
 // Other fields: name (default: the file's base name), build.env,
 // build.timeout (default 30m), run.env, run.cpu (auto, none or a CPU
 // number; default auto), warmup (default 0), variants, params. A metric has
 // exactly one of regex, json (a path such as .results[0].ops_per_sec),
-// gobench (true, or a name prefix) or builtin (wall, user, sys, maxrss or
-// their lkp names), and may add from (stdout, stderr or a file in the
+// gobench (true, or a name prefix), builtin (wall, user, sys, maxrss or
+// their lkp names) or format (a benchmark program's own output format:
+// stress-ng, fio, ...; see metric.FormatNames), and may add from (stdout,
+// stderr or a file in the
 // worktree), unit and better. better is required for regex and json
 // metrics; gobench metrics take it from their units and builtins are
 // lower-is-better. Regexes are multi-line: ^ and $ match at line ends.
@@ -52,6 +60,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/internal/metric"
+	"github.com/perfbot/perfbot/internal/suite"
 )
 
 // Job is one atomic job: a job file with every parameter fixed.
@@ -71,6 +80,11 @@ type Job struct {
 	// Variants are the named build variants declared in the job; the
 	// default variant "" (plain build) always exists and is not listed.
 	Variants []Variant
+	// Suite is the benchmark suite the job file names (suite:), with its
+	// options applied; nil when the file gives run.command itself. The
+	// suite's command is Run.Command, and its metrics are in Metrics
+	// (after the job's own).
+	Suite *suite.Use
 	// Params are this atomic job's parameter values (from the matrix). They
 	// are already substituted for ${name} in the commands (quoted for the
 	// shell where needed) and environment values, and Build.Env and Run.Env already hold them as

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/perfbot/perfbot/internal/metric"
 )
@@ -20,7 +21,8 @@ import (
 //   - the run command and the run environment;
 //   - the params and their values;
 //   - every metric spec (name, kind, regex, JSON path, builtin, from, unit,
-//     better), in file order, and for a regex whose ^ or $ means something
+//     better; for a format metric its format and the names its family
+//     leaves out), in file order, and for a regex whose ^ or $ means something
 //     else in multi-line mode (metric.LineAnchored) a "multi-line" marker;
 //   - the monitors that run with the benchmark (perf-profile, perf-stat) and
 //     their options, only when the job has any (writeMonitors), so that the
@@ -50,6 +52,11 @@ func (j *Job) Key() string {
 	writeInt(h, len(j.Metrics))
 	for _, m := range j.Metrics {
 		fields := []string{m.Name, string(m.Kind), m.Pattern, m.Path, m.Builtin, m.From, m.Unit, strconv.Itoa(int(m.Better))}
+		if m.Kind == metric.KindFormat {
+			// Only format metrics have these fields: other jobs keep
+			// their keys.
+			fields = append(fields, m.Format, strings.Join(m.Exclude, "\n"))
+		}
 		if m.Kind == metric.KindRegex && metric.LineAnchored(m.Pattern) {
 			// ^ and $ in this pattern matched only at the ends of the
 			// output before regex metrics became multi-line; runs read

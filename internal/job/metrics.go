@@ -57,7 +57,7 @@ func (p *parser) metric(n *yaml.Node, field string) (metric.Spec, bool) {
 		if slices.Contains(metricKinds, f.key) {
 			kinds = append(kinds, f.key)
 			if len(kinds) > 1 {
-				p.errorf(f.k, name, "a metric has exactly one of regex, json, gobench or builtin; this one also has %s", kinds[0])
+				p.errorf(f.k, name, "a metric has exactly one of regex, json, gobench, builtin or format; this one also has %s", kinds[0])
 				ok = false
 				continue
 			}
@@ -72,6 +72,9 @@ func (p *parser) metric(n *yaml.Node, field string) (metric.Spec, bool) {
 		case "json":
 			s.Kind = metric.KindJSON
 			s.Path, fok = p.nonEmpty(f.v, name)
+		case "format":
+			s.Kind = metric.KindFormat
+			s.Format, fok = p.nonEmpty(f.v, name)
 		case "builtin":
 			s.Kind = metric.KindBuiltin
 			var b string
@@ -117,7 +120,7 @@ func (p *parser) metric(n *yaml.Node, field string) (metric.Spec, bool) {
 		}
 	}
 	if len(kinds) == 0 {
-		p.errorf(n, field, "a metric needs one of regex, json, gobench or builtin")
+		p.errorf(n, field, "a metric needs one of regex, json, gobench, builtin or format")
 		return s, false
 	}
 	if nodes["better"] == nil && (s.Kind == metric.KindRegex || s.Kind == metric.KindJSON) {

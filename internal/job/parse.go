@@ -13,6 +13,8 @@ import (
 	"unicode"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/perfbot/perfbot/internal/metric"
 )
 
 // Defaults and limits of job files.
@@ -62,7 +64,11 @@ func parse(file string, data []byte, checkRepo bool) ([]*Job, error) {
 	}
 	if tmpl != nil {
 		p.paramRefs(p.buildCommand, "build.command", tmpl.Build.Command, params)
-		p.paramRefs(p.runCommand, "run.command", tmpl.Run.Command, params)
+		if p.suite != nil {
+			p.suiteParamRefs(p.suite, params)
+		} else {
+			p.paramRefs(p.runCommand, "run.command", tmpl.Run.Command, params)
+		}
 	}
 	if len(p.errs) > 0 {
 		return nil, p.sorted()
@@ -80,7 +86,16 @@ func parse(file string, data []byte, checkRepo bool) ([]*Job, error) {
 			return nil, p.sorted()
 		}
 	}
-	return expand(tmpl, params), nil
+	jobs := expand(tmpl, params)
+	if p.suite != nil {
+		if p.applySuite(p.suite, jobs); len(p.errs) > 0 {
+			return nil, p.sorted()
+		}
+	}
+	for _, j := range jobs {
+		metric.ExcludeNamed(j.Metrics)
+	}
+	return jobs, nil
 }
 
 // parser collects the problems of one job file.
@@ -91,6 +106,10 @@ type parser struct {
 	// The value nodes of build.command and run.command, for problems
 	// found once the params are known.
 	buildCommand, runCommand *yaml.Node
+	// hasSuite is true when the file has a suite: key; suite is what it
+	// says, when that is readable.
+	hasSuite bool
+	suite    *suiteRef
 }
 
 func (p *parser) errorf(n *yaml.Node, field, format string, args ...any) {
@@ -118,12 +137,12 @@ var (
 )
 
 var (
-	topFields     = []string{"name", "repo", "build", "run", "runs", "warmup", "metrics", "variants", "params", "monitors"}
+	topFields     = []string{"name", "repo", "build", "run", "suite", "runs", "warmup", "metrics", "variants", "params", "monitors"}
 	buildFields   = []string{"command", "artifacts", "env", "timeout"}
 	runFields     = []string{"command", "env", "timeout", "cpu"}
-	metricFields  = []string{"name", "regex", "json", "gobench", "builtin", "from", "unit", "better"}
+	metricFields  = []string{"name", "regex", "json", "gobench", "builtin", "format", "from", "unit", "better"}
 	variantFields = []string{"env"}
-	metricKinds   = []string{"regex", "json", "gobench", "builtin"}
+	metricKinds   = []string{"regex", "json", "gobench", "builtin", "format"}
 )
 
 // job reads the whole file into a template job (params not yet applied) and
@@ -144,6 +163,11 @@ func (p *parser) job(root *yaml.Node) (*Job, []param) {
 	}
 	var params []param
 	have := make(map[string]bool)
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if k := resolve(root.Content[i]); k.Kind == yaml.ScalarNode && k.Value == "suite" {
+			p.hasSuite = true
+		}
+	}
 	for _, f := range p.fields(root, "", topFields) {
 		have[f.key] = true
 		switch f.key {
@@ -166,6 +190,8 @@ func (p *parser) job(root *yaml.Node) (*Job, []param) {
 			p.build(f.v, &j.Build)
 		case "run":
 			p.run(f.v, &j.Run)
+		case "suite":
+			p.suite = p.readSuite(f.v)
 		case "runs":
 			if n, ok := p.int(f.v, "runs"); ok {
 				if n < MinRuns {
@@ -190,15 +216,21 @@ func (p *parser) job(root *yaml.Node) (*Job, []param) {
 			j.Monitors = p.monitors(f.v)
 		}
 	}
-	for _, req := range []struct{ key, why string }{
-		{"repo", "the git repository to build, relative to the job file"},
-		{"build", "build.command builds one commit"},
-		{"run", "run.command runs the benchmark once"},
-		{"metrics", "the figures to read from each run"},
+	for _, req := range []struct {
+		key, why string
+		bySuite  bool // a suite supplies it
+	}{
+		{"repo", "the git repository to build, relative to the job file", false},
+		{"build", "build.command builds one commit", false},
+		{"run", "run.command runs the benchmark once, or suite: names a suite that does", true},
+		{"metrics", "the figures to read from each run, or suite: names a suite that reads them", true},
 	} {
-		if !have[req.key] {
+		if !have[req.key] && !(req.bySuite && p.hasSuite) {
 			p.errorf(root, req.key, "missing (%s)", req.why)
 		}
+	}
+	if p.hasSuite && p.runCommand != nil {
+		p.errorf(p.runCommand, "run.command", "the suite supplies the run command: leave it out (run.timeout, run.env and run.cpu stay the job's)")
 	}
 	return j, params
 }
@@ -274,7 +306,7 @@ func (p *parser) run(n *yaml.Node, r *Run) {
 			r.CPU = s
 		}
 	}
-	if !haveCommand && resolve(n).Kind == yaml.MappingNode {
+	if !haveCommand && !p.hasSuite && resolve(n).Kind == yaml.MappingNode {
 		p.errorf(n, "run.command", "missing (the shell command that runs the benchmark once)")
 	}
 }

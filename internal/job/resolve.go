@@ -2,7 +2,6 @@ package job
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/perfbot/perfbot/internal/metric"
@@ -17,7 +16,8 @@ type MetricRef struct {
 	Name string
 	// Better is the direction the job file declares (lower by default);
 	// 0 for a member of a family (Go benchmarks, regexes with a "name"
-	// group), whose direction is read from the first runs.
+	// group, formats) and for a format metric without better:, whose
+	// direction the format gives: it is read from the first runs.
 	Better metric.Better
 	// Family is true when the name matched a family's prefix, not a
 	// metric of its own: a run may or may not print it.
@@ -48,7 +48,7 @@ func (j *Job) ResolveMetric(name string) (MetricRef, error) {
 	for _, s := range j.Metrics {
 		if s.Name == name && !isFamily(s) {
 			b := s.Better
-			if b == 0 {
+			if b == 0 && s.Kind != metric.KindFormat {
 				b = metric.LowerIsBetter
 			}
 			return MetricRef{Name: name, Better: b}, nil
@@ -58,7 +58,7 @@ func (j *Job) ResolveMetric(name string) (MetricRef, error) {
 		return MetricRef{Name: c, Better: metric.LowerIsBetter}, nil
 	}
 	for _, s := range j.Metrics {
-		if isFamily(s) && (s.Name == "" || strings.HasPrefix(name, s.Name+".")) {
+		if prefix := s.FamilyPrefix(); isFamily(s) && (prefix == "" || strings.HasPrefix(name, prefix+".")) {
 			return MetricRef{Name: name, Family: true}, nil
 		}
 	}
@@ -77,17 +77,8 @@ func (j *Job) MetricNames() []string {
 }
 
 // isFamily reports whether a spec yields many metrics (Go benchmarks, a
-// regex with a "name" group).
-func isFamily(s metric.Spec) bool {
-	if s.Kind == metric.KindGoBench {
-		return true
-	}
-	if s.Kind != metric.KindRegex {
-		return false
-	}
-	re, err := regexp.Compile(s.Pattern)
-	return err == nil && re.SubexpIndex("name") >= 0
-}
+// regex with a "name" group, a format without a name).
+func isFamily(s metric.Spec) bool { return s.Family() }
 
 // specName names a spec for the error: its name, or its family's pattern.
 func specName(s metric.Spec) string {
@@ -96,8 +87,8 @@ func specName(s metric.Spec) string {
 		return s.Name
 	case !isFamily(s):
 		return s.Builtin
-	case s.Name != "":
-		return s.Name + ".*"
+	case s.FamilyPrefix() != "":
+		return s.FamilyPrefix() + ".*"
 	case s.Kind == metric.KindGoBench:
 		return "any Go benchmark's <name>.<unit>"
 	}

@@ -6,6 +6,9 @@
 //
 // The phases of [Measure]:
 //
+//  0. For a job that uses a suite, check that the programs it runs from
+//     PATH are installed; a missing one is an error naming its Debian
+//     package, before anything is built.
 //  1. Build every target (cached by package build); a target that does not
 //     build gets its error and no runs.
 //  2. Plan: read what the store holds and list the runs to take, either
@@ -28,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"os"
 
 	"github.com/perfbot/perfbot/internal/build"
 	"github.com/perfbot/perfbot/internal/gitrev"
@@ -146,6 +150,9 @@ func Measure(ctx context.Context, j *job.Job, targets []Target, opt Options) (*O
 		}
 		seen[k] = i
 	}
+	if err := suitePrograms(j); err != nil {
+		return nil, err
+	}
 	m := newMeasurement(j, targets, opt)
 	if err := saveJob(ctx, opt.Store, j); err != nil {
 		return nil, err
@@ -209,6 +216,24 @@ func Measure(ctx context.Context, j *job.Job, targets []Target, opt Options) (*O
 		}
 	}
 	return out, nil
+}
+
+// suitePrograms checks, before anything is built, that the programs a
+// job's suite runs from PATH are installed (on the job's run.env PATH when
+// it sets one), naming the Debian package of each one that is not.
+// Programs the build makes are checked by the run command itself.
+func suitePrograms(j *job.Job) error {
+	if j.Suite == nil {
+		return nil
+	}
+	path, ok := j.Run.Env["PATH"]
+	if !ok {
+		path = os.Getenv("PATH")
+	}
+	if err := j.Suite.Missing(path); err != nil {
+		return fmt.Errorf("%s: %w", j.File, err)
+	}
+	return nil
 }
 
 // BuildErrors joins the build errors of the outcome's targets (nil when

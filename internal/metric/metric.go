@@ -2,8 +2,12 @@
 //
 // A job names its metrics with a [Spec]: a regular expression with a named
 // group "value" (multi-line: ^ and $ match at line ends), a path into JSON output, the Go benchmark format (read with
-// golang.org/x/perf/benchfmt), or one of the resource figures perfbot records
-// itself for every run ([Builtins]: wall, user and system time, max RSS).
+// golang.org/x/perf/benchfmt), a benchmark program's own output format
+// ([KindFormat]: stress-ng, fio, hackbench, sysbench, redis-benchmark,
+// Google Benchmark, hyperfine, pytest-benchmark, Rust criterion; metrics
+// named as lkp-tests names them), or one of the resource figures perfbot
+// records itself for every run ([Builtins]: wall, user and system time,
+// max RSS).
 // Extraction is a pure function of the run's [Output], so a stored run can be
 // re-read later with a new spec.
 package metric
@@ -41,6 +45,7 @@ const (
 	KindJSON    Kind = "json"    // Spec.Path, e.g. ".results[0].ops_per_sec"
 	KindGoBench Kind = "gobench" // the Go benchmark format; one metric per benchmark name and unit
 	KindBuiltin Kind = "builtin" // Spec.Builtin, one of the names in Builtins
+	KindFormat  Kind = "format"  // Spec.Format, a benchmark program's own output format (see FormatNames)
 )
 
 // Spec describes one metric (or, for gobench and regexes with a "name"
@@ -51,6 +56,11 @@ type Spec struct {
 	Pattern string // KindRegex
 	Path    string // KindJSON
 	Builtin string // KindBuiltin: a name listed by BuiltinNames
+	Format  string // KindFormat: a name listed by FormatNames
+	// Exclude lists metrics a KindFormat family leaves out because other
+	// specs of the job read them by name (the job reader sets it), so that
+	// no run stores a value twice.
+	Exclude []string
 	// From is where the values are read: "stdout" (the default), "stderr",
 	// or a file path relative to the run's working directory.
 	From   string

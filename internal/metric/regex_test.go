@@ -71,7 +71,7 @@ func TestProblems(t *testing.T) {
 		}},
 		{"unknown kind stops there", Spec{Name: "a b", Kind: "csv", Better: 5}, []problem{
 			{"name", `name "a b" contains white space`},
-			{"kind", `unknown kind "csv" (want regex, json, gobench or builtin)`},
+			{"kind", `unknown kind "csv" (want regex, json, gobench, builtin or format)`},
 		}},
 	} {
 		t.Run(tt.desc, func(t *testing.T) {

@@ -15,7 +15,8 @@ import (
 // A SpecError is a problem with a Spec found by Validate. Field names the
 // part of the spec at fault, as a job file spells it ("regex", "json",
 // "gobench", "builtin", "from", "unit", "better", "name" or "kind"), so a job
-// reader can point at the right line.
+// reader can point at the right line ("format" too, for a KindFormat
+// spec).
 type SpecError struct {
 	Metric string // the spec's display name
 	Field  string
@@ -38,6 +39,8 @@ func (s *Spec) displayName() string {
 		return s.Builtin
 	case s.Kind == KindGoBench:
 		return "gobench"
+	case s.Kind == KindFormat && s.Format != "":
+		return s.Format
 	}
 	return "(unnamed)"
 }
@@ -75,14 +78,17 @@ func (s *Spec) Problems() []*SpecError {
 		add("name", "name %q contains white space", s.Name)
 	}
 	// Only the field of the spec's own kind may be set.
-	set := map[string]bool{"regex": s.Pattern != "", "json": s.Path != "", "builtin": s.Builtin != ""}
-	own := map[Kind]string{KindRegex: "regex", KindJSON: "json", KindBuiltin: "builtin", KindGoBench: ""}
+	set := map[string]bool{"regex": s.Pattern != "", "json": s.Path != "", "builtin": s.Builtin != "", "format": s.Format != ""}
+	own := map[Kind]string{KindRegex: "regex", KindJSON: "json", KindBuiltin: "builtin", KindGoBench: "", KindFormat: "format"}
 	ownField, ok := own[s.Kind]
 	if !ok {
-		add("kind", "unknown kind %q (want regex, json, gobench or builtin)", s.Kind)
+		add("kind", "unknown kind %q (want regex, json, gobench, builtin or format)", s.Kind)
 		return errs // nothing else can be judged without a kind
 	}
-	for _, f := range []string{"regex", "json", "builtin"} {
+	if len(s.Exclude) > 0 && (s.Kind != KindFormat || s.Name != "") {
+		add("name", "only a format family excludes metrics")
+	}
+	for _, f := range []string{"regex", "json", "builtin", "format"} {
 		if set[f] && f != ownField {
 			add(f, "%s given for a %s metric", f, s.Kind)
 		}
@@ -128,6 +134,8 @@ func (s *Spec) Problems() []*SpecError {
 		if s.Unit != "" {
 			add("unit", "builtin metrics have fixed units (seconds, KiB)")
 		}
+	case KindFormat:
+		s.formatProblems(add)
 	case KindGoBench:
 		if s.Better != 0 && s.Unit == "" {
 			add("better", "a gobench metric may set better only together with unit (each unit has its own direction)")
@@ -153,7 +161,8 @@ func (s *Spec) Problems() []*SpecError {
 // A regex yields one value per match, in order; with a "name" group each
 // value is named Spec.Name + "." + the matched name. A JSON path yields one
 // value. Gobench yields one value per benchmark result line and unit (see
-// extractGoBench). A builtin yields the figure from out.Usage. When nothing
+// extractGoBench). A format yields what its program printed (see
+// KindFormat). A builtin yields the figure from out.Usage. When nothing
 // is found the error wraps ErrMissing and says what was looked for where; a
 // value that is not a finite number is an error naming the text.
 func (s *Spec) Extract(out Output) ([]Value, error) {
@@ -177,6 +186,8 @@ func (s *Spec) Extract(out Output) ([]Value, error) {
 		return s.extractRegex(data, where)
 	case KindJSON:
 		return s.extractJSON(data, where)
+	case KindFormat:
+		return s.extractFormat(data, where)
 	default: // KindGoBench; Validate rejected the rest
 		return s.extractGoBench(data, where)
 	}

@@ -41,6 +41,7 @@ func TestNeedTool(t *testing.T) {
 		{"strict: a tool CI installs fails, naming its package", "1", "objdump", "fatal", []string{"objdump", "binutils", StrictEnv}},
 		{"PERFBOT_TEST_STRICT=0 is not strict", "0", "perf", "skip", []string{"perf", "linux-perf"}},
 		{"strict: a tool CI does not install still skips", "1", "cargo", "skip", []string{"cargo", "CI does not install it"}},
+		{"a tool found by a probe, not on PATH (pytest and its plugin)", "", "pytest", "skip", []string{"pytest", "python3-pytest-benchmark"}},
 		{"a tool testutil does not know is a mistake of the test", "", "no-such-tool", "fatal", []string{"unknown tool", "tools.go"}},
 	} {
 		t.Run(tc.desc, func(t *testing.T) {
@@ -97,7 +98,8 @@ func TestToolsMatchCI(t *testing.T) {
 		if !regexp.MustCompile(`\b` + regexp.QuoteMeta(tl.pkg) + `\b`).Match(script) {
 			t.Errorf("%s: the table says CI installs Debian package %s, .ci/run does not name it", name, tl.pkg)
 		}
-		if !regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`).Match(script) {
+		// A name may end in a character that is not a word's (g++).
+		if !regexp.MustCompile(`(?:^|[^\w+])` + regexp.QuoteMeta(name) + `(?:[^\w+]|$)`).Match(script) {
 			t.Errorf("%s: .ci/run does not check for it", name)
 		}
 	}

@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"testing"
@@ -49,6 +50,19 @@ var tools = map[string]tool{
 	// The Go toolchain runs the tests; .ci/run puts /usr/local/go/bin
 	// on PATH.
 	"go": {"the Go toolchain, /usr/local/go/bin on PATH", true},
+	// The suites' programs (internal/suite runs each of them briefly).
+	"g++":             {"build-essential", true},
+	"stress-ng":       {"stress-ng", true},
+	"hackbench":       {"rt-tests", true},
+	"fio":             {"fio", true},
+	"sysbench":        {"sysbench", true},
+	"hyperfine":       {"hyperfine", true},
+	"redis-server":    {"redis-server", true},
+	"redis-benchmark": {"redis-tools", true},
+	// Google Benchmark's header and library, for a benchmark built with g++.
+	"benchmark.h": {"libbenchmark-dev", true},
+	// pytest with the pytest-benchmark plugin (NeedTool checks for both).
+	"pytest": {"python3-pytest-benchmark", true},
 	// Not installed by .ci/run: tests that need them skip.
 	"cargo": {"cargo", false},
 	"rustc": {"rustc", false},
@@ -56,7 +70,9 @@ var tools = map[string]tool{
 	"bison": {"bison", false},
 }
 
-// NeedTool skips the test unless every named command is on PATH. In strict
+// NeedTool skips the test unless every named command is on PATH (two are
+// checked otherwise: benchmark.h by its header file, pytest with its
+// pytest-benchmark plugin). In strict
 // mode (PERFBOT_TEST_STRICT=1) a missing command that CI installs fails the
 // test, naming the command and its Debian package; one that CI does not
 // install still skips. A name testutil does not know fails the test: add
@@ -68,7 +84,12 @@ func NeedTool(tb testing.TB, names ...string) {
 		if !known {
 			tb.Fatalf("testutil.NeedTool: unknown tool %q: add it to the table in internal/testutil/tools.go (and to .ci/run if CI should install it)", name)
 		}
-		_, err := exec.LookPath(name)
+		var err error
+		if present := presence[name]; present != nil {
+			err = present()
+		} else {
+			_, err = exec.LookPath(name)
+		}
 		if err == nil {
 			continue
 		}
@@ -92,4 +113,30 @@ func NeedTool(tb testing.TB, names ...string) {
 func SkipIncapable(tb testing.TB, format string, args ...any) {
 	tb.Helper()
 	tb.Skipf("skipping: this machine cannot run the test (a capability, not a missing tool): "+format, args...)
+}
+
+// presence says whether the tools that are not commands on PATH are there.
+var presence = map[string]func() error{
+	"benchmark.h": fileExists("/usr/include/benchmark/benchmark.h"),
+	"pytest":      pytestBenchmark,
+}
+
+// fileExists is a presence check for a file (a header).
+func fileExists(path string) func() error {
+	return func() error {
+		_, err := os.Stat(path)
+		return err
+	}
+}
+
+// pytestBenchmark checks for pytest with the pytest-benchmark plugin.
+func pytestBenchmark() error {
+	out, err := exec.Command("pytest", "--help").Output()
+	if err != nil {
+		return err
+	}
+	if !bytes.Contains(out, []byte("--benchmark-json")) {
+		return os.ErrNotExist
+	}
+	return nil
 }

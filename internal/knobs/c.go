@@ -31,18 +31,11 @@ type cPreset struct {
 	dir   string
 	tools []string // compiler names on PATH, wrapped
 	align string   // wrapper folder of the forced-alignment variant
-	// text[k], data[k] and both[k] are the padding files of layout k
-	// (k >= 1): 16k bytes of code, of data, or of both; wtext, wdata and
-	// wboth their wrapper folders.
-	text, data, both    []string
-	wtext, wdata, wboth []string
+	pads  paddedLayouts
 }
 
 func newC(dir string) (*cPreset, error) {
 	p := &cPreset{dir: dir}
-	for _, s := range []*[]string{&p.text, &p.data, &p.both, &p.wtext, &p.wdata, &p.wboth} {
-		*s = make([]string, MaxLayouts)
-	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("knobs: %v", err)
@@ -51,24 +44,8 @@ func newC(dir string) (*cPreset, error) {
 	if p.align, err = writeWrapDir(dir, wrapSpec{variant: AlignName, mode: wrapCC, flags: alignFlags}, p.tools); err != nil {
 		return nil, err
 	}
-	for k := 1; k < MaxLayouts; k++ {
-		n := k * PadStep
-		for _, f := range []struct {
-			name, kind string
-			text, data int
-			file, wrap *string
-		}{
-			{"text" + strconv.Itoa(n), "text", n, 0, &p.text[k], &p.wtext[k]},
-			{"data" + strconv.Itoa(n), "data", 0, n, &p.data[k], &p.wdata[k]},
-			{"layout" + strconv.Itoa(k), "layout", n, n, &p.both[k], &p.wboth[k]},
-		} {
-			if *f.file, err = writeOnce(dir, fmt.Sprintf("%s-pad-%d", f.kind, n), ".s", padAsm(f.text, f.data, textPadSection)); err != nil {
-				return nil, err
-			}
-			if *f.wrap, err = writeWrapDir(dir, wrapSpec{variant: f.name, mode: wrapCC, pad: *f.file}, p.tools); err != nil {
-				return nil, err
-			}
-		}
+	if p.pads, err = newPaddedLayouts(dir, "", textPadSection, wrapSpec{mode: wrapCC}, p.tools); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -85,32 +62,11 @@ func (p *cPreset) ForcedAlignment() job.Variant {
 	}, p.align)}
 }
 
-func (p *cPreset) TextLayouts(n int) []job.Variant {
-	return layoutsOf(n, func(k int) string { return "text" + strconv.Itoa(k*PadStep) },
-		func(k int) map[string]string {
-			m := padVars(k*PadStep, 0, 0)
-			m[EnvPadAsm] = p.text[k]
-			return wrapEnv(m, p.wtext[k])
-		})
-}
+func (p *cPreset) TextLayouts(n int) []job.Variant { return p.pads.variants(padText, n) }
 
-func (p *cPreset) DataLayouts(n int) []job.Variant {
-	return layoutsOf(n, func(k int) string { return "data" + strconv.Itoa(k*PadStep) },
-		func(k int) map[string]string {
-			m := padVars(0, k*PadStep, 0)
-			m[EnvPadAsm] = p.data[k]
-			return wrapEnv(m, p.wdata[k])
-		})
-}
+func (p *cPreset) DataLayouts(n int) []job.Variant { return p.pads.variants(padData, n) }
 
-func (p *cPreset) Layouts(n int) []job.Variant {
-	return layoutsOf(n, func(k int) string { return "layout" + strconv.Itoa(k) },
-		func(k int) map[string]string {
-			m := padVars(k*PadStep, k*PadStep, k*PadStep)
-			m[EnvPadAsm] = p.both[k]
-			return wrapEnv(m, p.wboth[k])
-		})
-}
+func (p *cPreset) Layouts(n int) []job.Variant { return p.pads.variants(padBoth, n) }
 
 func (p *cPreset) Restore(pad *layout.Padding, workdir string) (job.Variant, error) {
 	if err := checkPadding(pad); err != nil {

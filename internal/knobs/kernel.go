@@ -36,10 +36,7 @@ import (
 type kernelPreset struct {
 	dir   string
 	tools []string // linker names on PATH, wrapped
-	// text[k], data[k], both[k]: wrapper folders of layout k (k >= 1),
-	// pads[...]: their padding files.
-	text, data, both             []string
-	textPads, dataPads, bothPads []string
+	pads  paddedLayouts
 }
 
 // kernelAlignOption is the Kconfig option (without CONFIG_) that forces
@@ -62,32 +59,13 @@ const kernelTextSection = ".text"
 
 func newKernel(dir string) (*kernelPreset, error) {
 	p := &kernelPreset{dir: dir}
-	for _, s := range []*[]string{&p.text, &p.data, &p.both, &p.textPads, &p.dataPads, &p.bothPads} {
-		*s = make([]string, MaxLayouts)
-	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("knobs: %v", err)
 	}
 	p.tools = findTools(ldNames, abs)
-	for k := 1; k < MaxLayouts; k++ {
-		n := k * PadStep
-		for _, f := range []struct {
-			name, kind string
-			text, data int
-			file, wrap *string
-		}{
-			{"text" + strconv.Itoa(n), "text", n, 0, &p.textPads[k], &p.text[k]},
-			{"data" + strconv.Itoa(n), "data", 0, n, &p.dataPads[k], &p.data[k]},
-			{"layout" + strconv.Itoa(k), "layout", n, n, &p.bothPads[k], &p.both[k]},
-		} {
-			if *f.file, err = writeOnce(dir, fmt.Sprintf("kernel-%s-pad-%d", f.kind, n), ".s", padAsm(f.text, f.data, kernelTextSection)); err != nil {
-				return nil, err
-			}
-			if *f.wrap, err = writeWrapDir(dir, wrapSpec{variant: f.name, mode: wrapLD, pad: *f.file, links: kernelLinks}, p.tools); err != nil {
-				return nil, err
-			}
-		}
+	if p.pads, err = newPaddedLayouts(dir, "kernel-", kernelTextSection, wrapSpec{mode: wrapLD, links: kernelLinks}, p.tools); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -107,34 +85,13 @@ func (p *kernelPreset) ForcedAlignment() job.Variant {
 }
 
 // TextLayouts move the kernel's .text by 16k bytes (layout k).
-func (p *kernelPreset) TextLayouts(n int) []job.Variant {
-	return layoutsOf(n, func(k int) string { return "text" + strconv.Itoa(k*PadStep) },
-		func(k int) map[string]string {
-			m := padVars(k*PadStep, 0, 0)
-			m[EnvPadAsm] = p.textPads[k]
-			return wrapEnv(m, p.text[k])
-		})
-}
+func (p *kernelPreset) TextLayouts(n int) []job.Variant { return p.pads.variants(padText, n) }
 
 // DataLayouts move the kernel's .bss and .rodata by 16k bytes (layout k).
-func (p *kernelPreset) DataLayouts(n int) []job.Variant {
-	return layoutsOf(n, func(k int) string { return "data" + strconv.Itoa(k*PadStep) },
-		func(k int) map[string]string {
-			m := padVars(0, k*PadStep, 0)
-			m[EnvPadAsm] = p.dataPads[k]
-			return wrapEnv(m, p.data[k])
-		})
-}
+func (p *kernelPreset) DataLayouts(n int) []job.Variant { return p.pads.variants(padData, n) }
 
 // Layouts move code and data together, and the runs' environment.
-func (p *kernelPreset) Layouts(n int) []job.Variant {
-	return layoutsOf(n, func(k int) string { return "layout" + strconv.Itoa(k) },
-		func(k int) map[string]string {
-			m := padVars(k*PadStep, k*PadStep, k*PadStep)
-			m[EnvPadAsm] = p.bothPads[k]
-			return wrapEnv(m, p.both[k])
-		})
-}
+func (p *kernelPreset) Layouts(n int) []job.Variant { return p.pads.variants(padBoth, n) }
 
 // Restore links the padding first into vmlinux through the ld wrapper:
 // every symbol of the padded section moves by its size, so the one named

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/perfbot/perfbot/internal/finding"
@@ -147,7 +148,7 @@ func (w *Watcher) mail(ctx context.Context, st *store.Store, f *finding.Finding)
 
 // authorAddress takes the address out of "Name <address>".
 func authorAddress(author string) string {
-	i, j := bytes.IndexByte([]byte(author), '<'), bytes.LastIndexByte([]byte(author), '>')
+	i, j := strings.IndexByte(author, '<'), strings.LastIndexByte(author, '>')
 	if i < 0 || j < i {
 		return ""
 	}

@@ -63,6 +63,9 @@ var tools = map[string]tool{
 	"benchmark.h": {"libbenchmark-dev", true},
 	// pytest with the pytest-benchmark plugin (NeedTool checks for both).
 	"pytest": {"python3-pytest-benchmark", true},
+	// PostgreSQL's server programs (initdb and postgres, off PATH in
+	// Debian's package), for the store's and the fleet's tests.
+	"postgres": {"postgresql", true},
 	// Not installed by .ci/run: tests that need them skip.
 	"cargo": {"cargo", false},
 	"rustc": {"rustc", false},
@@ -119,6 +122,7 @@ func SkipIncapable(tb testing.TB, format string, args ...any) {
 var presence = map[string]func() error{
 	"benchmark.h": fileExists("/usr/include/benchmark/benchmark.h"),
 	"pytest":      pytestBenchmark,
+	"postgres":    postgresPresent,
 }
 
 // fileExists is a presence check for a file (a header).

@@ -16,7 +16,8 @@
 //     in one session, so that the runs of a round pair up) or run numbers
 //     per target (Target.Runs), in the order of Options.Order.
 //  3. Take the plan, one run at a time, each stored as it finishes, after
-//     the job's warm-up runs. With Options.Retry a failed run is replaced
+//     the job's warm-up runs; a [RoundExecutor] (a fleet) gets the plan
+//     cut into rounds, each taken on one machine. With Options.Retry a failed run is replaced
 //     within the same measurement (at most [MaxRetries] more passes) unless
 //     every run of its target failed in the pass: that target is broken,
 //     not flaky.
@@ -150,18 +151,23 @@ func Measure(ctx context.Context, j *job.Job, targets []Target, opt Options) (*O
 		}
 		seen[k] = i
 	}
-	if err := suitePrograms(j); err != nil {
-		return nil, err
-	}
 	m := newMeasurement(j, targets, opt)
+	rx, remote := m.exec.(RoundExecutor)
+	if !remote {
+		if err := suitePrograms(j); err != nil {
+			return nil, err
+		}
+	}
 	if err := saveJob(ctx, opt.Store, j); err != nil {
 		return nil, err
 	}
-	release, err := LockMachine(ctx, opt.Wait)
-	if err != nil {
-		return nil, err
+	if !remote {
+		release, err := LockMachine(ctx, opt.Wait)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 	}
-	defer release()
 	if err := m.prepare(); err != nil {
 		return nil, err
 	}
@@ -192,6 +198,12 @@ func Measure(ctx context.Context, j *job.Job, targets []Target, opt Options) (*O
 		plan := m.plan(st)
 		if len(plan) == 0 {
 			break
+		}
+		if remote {
+			if err := m.takeRounds(ctx, rx, plan, pass == 0); err != nil {
+				return out, err
+			}
+			continue
 		}
 		if pass == 0 {
 			if err := m.warmup(ctx, plan); err != nil {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"github.com/perfbot/perfbot/internal/build"
 	"github.com/perfbot/perfbot/internal/gitrev"
@@ -237,26 +236,19 @@ func (m *measurement) take(ctx context.Context, plan []slot) error {
 	m.last = plan
 	for _, sl := range plan {
 		t := m.out.Targets[sl.target]
-		key := store.RunKey{Job: m.j.Key(), Commit: t.Target.Commit.Hash, Variant: VariantID(t.Target.Variant), Index: sl.index}
-		dir := m.opt.Store.RunDir(key)
-		if _, err := os.Stat(dir); err == nil {
-			// An earlier attempt (failed, or in flight when perfbot was
-			// killed): keep its logs.
-			if err := os.Rename(dir, fmt.Sprintf("%s.attempt-%d", dir, time.Now().UnixNano())); err != nil {
-				return err
-			}
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-		rec, err := m.exec.Execute(ctx, Task{Job: m.j, Key: key, Variant: t.Target.Variant, Build: t.Build,
-			Session: m.out.Session, LogDir: dir})
+		task := m.task(sl, "")
+		dir, err := m.logDir(task.Key)
 		if err != nil {
 			return err
 		}
-		rec.RunKey, rec.Session = key, m.out.Session
+		task.LogDir = dir
+		rec, err := m.exec.Execute(ctx, task)
+		if err != nil {
+			return err
+		}
+		rec.RunKey, rec.Session = task.Key, m.out.Session
 		if err := m.opt.Store.PutRun(ctx, rec); err != nil {
-			return fmt.Errorf("storing run %d of %s: %w", key.Index, gitrev.Short(key.Commit), err)
+			return fmt.Errorf("storing run %d of %s: %w", task.Key.Index, gitrev.Short(task.Key.Commit), err)
 		}
 		m.out.Taken++
 		m.progress.Ran(m.out.Taken, m.planned, t.Target, rec)

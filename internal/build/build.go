@@ -388,3 +388,16 @@ func copyFile(src, dst string) error {
 	}
 	return out.Close()
 }
+
+// Restore returns a worktree of a build made elsewhere (on a fleet's
+// build machine): rec.ArtifactDir holds its artifacts, which the caller
+// has checked against their content hashes. The worktree is
+// Dir/worktrees/<rec.Key>, made and reset as a cached build's is, so a run
+// of it starts from the commit's files and the artifacts, nothing else.
+func (b *Builder) Restore(ctx context.Context, j *job.Job, rec *store.BuildRecord) (*Result, error) {
+	wt := filepath.Join(b.Dir, "worktrees", rec.Key)
+	if err := b.restore(ctx, j, rec, wt); err != nil {
+		return nil, fmt.Errorf("restoring build %s of %s: %w", rec.Key, gitrev.Short(rec.Commit), err)
+	}
+	return &Result{Record: rec, Worktree: wt, Cached: true}, nil
+}

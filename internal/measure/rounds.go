@@ -125,10 +125,15 @@ func (m *measurement) takeRounds(ctx context.Context, rx RoundExecutor, plan []s
 	})
 }
 
-// logDir makes the folder for a run's logs, keeping an earlier attempt's
-// (failed, or in flight when perfbot was killed) beside it.
-func (m *measurement) logDir(key store.RunKey) (string, error) {
-	dir := m.opt.Store.RunDir(key)
+// logDir makes the folder for a run's logs (see [RunLogDir]).
+func (m *measurement) logDir(key store.RunKey) (string, error) { return RunLogDir(m.opt.Store, key) }
+
+
+// RunLogDir makes the folder for the logs of run key in st's result tree
+// ([store.Store.RunDir]), keeping an earlier attempt's (failed, or in
+// flight when perfbot was killed) beside it.
+func RunLogDir(st *store.Store, key store.RunKey) (string, error) {
+	dir := st.RunDir(key)
 	if _, err := os.Stat(dir); err == nil {
 		if err := os.Rename(dir, fmt.Sprintf("%s.attempt-%d", dir, time.Now().UnixNano())); err != nil {
 			return "", err

@@ -1,0 +1,228 @@
+package fleet
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+)
+
+// Connect opens a pool on the fleet's PostgreSQL database (a postgres://
+// URL), checking that it answers.
+func Connect(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("--db %q: %w", redact(url), err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("--db %s: %w", redact(url), err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("--db %s: %w", redact(url), err)
+	}
+	return pool, nil
+}
+
+// redact hides a password in a database URL for messages.
+func redact(url string) string {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil || cfg.Password == "" {
+		return url
+	}
+	return fmt.Sprintf("postgres://%s:***@%s:%d/%s", cfg.User, cfg.Host, cfg.Port, cfg.Database)
+}
+
+// schema holds the fleet's own tables, beside River's and the results
+// store's: the machines, content-addressed blobs (artifacts and logs) and
+// the builds made in the fleet.
+const schema = `
+CREATE TABLE IF NOT EXISTS perfbot_fleet_machines (
+	id text PRIMARY KEY,
+	class text NOT NULL,
+	cpu_model text NOT NULL,
+	cpus int NOT NULL,
+	kernel text NOT NULL,
+	compiler text NOT NULL,
+	cpu int NOT NULL,           -- the CPU runs are pinned to, -1 none
+	calibration text NOT NULL,  -- what the calibration found
+	pid int NOT NULL,
+	started timestamptz NOT NULL,
+	heartbeat timestamptz NOT NULL
+);
+CREATE TABLE IF NOT EXISTS perfbot_fleet_blobs (
+	sha256 text PRIMARY KEY,
+	size bigint NOT NULL,
+	data bytea NOT NULL
+);
+CREATE TABLE IF NOT EXISTS perfbot_fleet_builds (
+	key text PRIMARY KEY,       -- package build's key: commit, command, variant, environment
+	commit_hash text NOT NULL,
+	variant text NOT NULL,
+	class text NOT NULL,
+	machine text NOT NULL,
+	status text NOT NULL,       -- store.BuildStatus
+	error text NOT NULL,
+	log_sha256 text NOT NULL,
+	artifacts jsonb NOT NULL,   -- artifact path -> sha256
+	built timestamptz NOT NULL
+);
+`
+
+// Migrate brings River's tables and the fleet's up to date, one process
+// at a time (an advisory lock), so that a server and workers started
+// together do not race.
+func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	const lock = 0x70657266626f74 // "perfbot"
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, lock); err != nil {
+		return fmt.Errorf("fleet migration lock: %w", err)
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, lock) //nolint:errcheck
+	m, err := rivermigrate.New(riverpgxv5.New(pool), nil)
+	if err != nil {
+		return err
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("migrating River's tables: %w", err)
+	}
+	if _, err := conn.Exec(ctx, schema); err != nil {
+		return fmt.Errorf("creating the fleet's tables: %w", err)
+	}
+	return nil
+}
+
+// Machine is a registered benchmark machine.
+type Machine struct {
+	ID, Class   string
+	CPUModel    string
+	CPUs        int
+	Kernel      string
+	Compiler    string
+	CPU         int
+	Calibration string
+	PID         int
+	Started     time.Time
+	Heartbeat   time.Time
+}
+
+// register records m (again, after a restart) with a fresh heartbeat.
+func register(ctx context.Context, pool *pgxpool.Pool, m Machine) error {
+	_, err := pool.Exec(ctx, `INSERT INTO perfbot_fleet_machines
+		(id, class, cpu_model, cpus, kernel, compiler, cpu, calibration, pid, started, heartbeat)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now(), now())
+		ON CONFLICT (id) DO UPDATE SET class = $2, cpu_model = $3, cpus = $4, kernel = $5, compiler = $6,
+			cpu = $7, calibration = $8, pid = $9, started = now(), heartbeat = now()`,
+		m.ID, m.Class, m.CPUModel, m.CPUs, m.Kernel, m.Compiler, m.CPU, m.Calibration, m.PID)
+	return err
+}
+
+// heartbeat says that machine id is alive.
+func heartbeat(ctx context.Context, pool *pgxpool.Pool, id string) error {
+	tag, err := pool.Exec(ctx, `UPDATE perfbot_fleet_machines SET heartbeat = now() WHERE id = $1`, id)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = fmt.Errorf("machine %s is not registered", id)
+	}
+	return err
+}
+
+// Machines lists the registered machines, of class when it is not "".
+// Age is measured by the database's clock, so the machines' clocks need
+// not agree.
+func Machines(ctx context.Context, pool *pgxpool.Pool, class string) ([]Machine, []time.Duration, error) {
+	rows, err := pool.Query(ctx, `SELECT id, class, cpu_model, cpus, kernel, compiler, cpu, calibration, pid, started, heartbeat,
+			extract(epoch from now() - heartbeat)
+		FROM perfbot_fleet_machines WHERE $1 = '' OR class = $1 ORDER BY id`, class)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	var ms []Machine
+	var ages []time.Duration
+	for rows.Next() {
+		var m Machine
+		var age float64
+		if err := rows.Scan(&m.ID, &m.Class, &m.CPUModel, &m.CPUs, &m.Kernel, &m.Compiler, &m.CPU, &m.Calibration,
+			&m.PID, &m.Started, &m.Heartbeat, &age); err != nil {
+			return nil, nil, err
+		}
+		ms = append(ms, m)
+		ages = append(ages, time.Duration(age*float64(time.Second)))
+	}
+	return ms, ages, rows.Err()
+}
+
+// putBlob stores data under its SHA-256 and returns the hash.
+func putBlob(ctx context.Context, pool *pgxpool.Pool, data []byte) (string, error) {
+	sum := sha256.Sum256(data)
+	h := hex.EncodeToString(sum[:])
+	_, err := pool.Exec(ctx, `INSERT INTO perfbot_fleet_blobs (sha256, size, data) VALUES ($1, $2, $3)
+		ON CONFLICT (sha256) DO NOTHING`, h, len(data), data)
+	return h, err
+}
+
+// getBlob reads the blob h and checks it against its hash.
+func getBlob(ctx context.Context, pool *pgxpool.Pool, h string) ([]byte, error) {
+	var data []byte
+	if err := pool.QueryRow(ctx, `SELECT data FROM perfbot_fleet_blobs WHERE sha256 = $1`, h).Scan(&data); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, fmt.Errorf("blob %s is not in the fleet's database", h)
+		}
+		return nil, err
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != h {
+		return nil, fmt.Errorf("blob %s does not match its hash", h)
+	}
+	return data, nil
+}
+
+// fleetBuild is a build made in the fleet, as its build machine recorded
+// it.
+type fleetBuild struct {
+	Key, Commit, Variant, Class, Machine string
+	Status, Error                        string
+	LogSHA                               string
+	Artifacts                            map[string]string // path -> sha256
+	Built                                time.Time
+}
+
+func putBuild(ctx context.Context, pool *pgxpool.Pool, b *fleetBuild) error {
+	arts, err := json.Marshal(b.Artifacts)
+	if err != nil {
+		return err
+	}
+	_, err = pool.Exec(ctx, `INSERT INTO perfbot_fleet_builds
+		(key, commit_hash, variant, class, machine, status, error, log_sha256, artifacts, built)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now())
+		ON CONFLICT (key) DO UPDATE SET machine = $5, status = $6, error = $7, log_sha256 = $8, artifacts = $9, built = now()`,
+		b.Key, b.Commit, b.Variant, b.Class, b.Machine, b.Status, b.Error, b.LogSHA, arts)
+	return err
+}
+
+func getBuild(ctx context.Context, pool *pgxpool.Pool, key string) (*fleetBuild, error) {
+	b := &fleetBuild{Key: key}
+	var arts []byte
+	err := pool.QueryRow(ctx, `SELECT commit_hash, variant, class, machine, status, error, log_sha256, artifacts, built
+		FROM perfbot_fleet_builds WHERE key = $1`, key).Scan(&b.Commit, &b.Variant, &b.Class, &b.Machine, &b.Status,
+		&b.Error, &b.LogSHA, &arts, &b.Built)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("build %s is not in the fleet's database", key)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return b, json.Unmarshal(arts, &b.Artifacts)
+}

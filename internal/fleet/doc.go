@@ -1,0 +1,29 @@
+// Package fleet spreads perfbot's measuring over many benchmark machines
+// through River (github.com/riverqueue/river), a job queue in PostgreSQL:
+// builds and rounds are River jobs, and a fleet worker is one more
+// executor of the one measuring path (package measure).
+//
+// Jobs, by kind (see jobs.go):
+//
+//   - perfbot.build: build one commit under one variant on a machine of a
+//     class (queue "class.<class>"); the worker uploads the artifacts and
+//     the log into the database, addressed by their SHA-256.
+//   - perfbot.round: one interleaved round of a comparison, the slots of
+//     one round in the order package measure planned them, on one machine
+//     (queue "machine.<id>"). Every round of a measurement goes to the same
+//     machine; only when that machine dies are its unfinished rounds moved
+//     to another, and then the rounds of each machine are paired within
+//     that machine (compare.Pair has the machine) and the report says so.
+//   - perfbot.compare and perfbot.bisect: the orchestration of a
+//     comparison or a bisection, worked by the server (queue "control"),
+//     through measure.Measure and bisect.Run with this package's
+//     [Builder] and [Executor].
+//
+// Faults: a round or build whose worker dies is moved (rounds) or rescued
+// by River (builds: after the job's timeout, which follows the job file),
+// and another worker finishes it; runs are keyed by store.RunKey and
+// stored by upsert, so none is stored twice. A worker that loses the
+// database stops measuring (the run in flight is killed with everything
+// it started) and retries. Everything lives in the database, so a server
+// restart loses nothing.
+package fleet

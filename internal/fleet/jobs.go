@@ -1,0 +1,132 @@
+package fleet
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/store"
+)
+
+// Queues: builds of a class go to its class queue, rounds to the queue of
+// the machine that takes every round of their measurement, orchestration
+// to the server's control queue.
+const QueueControl = "control"
+
+// ClassQueue is the queue of the builds of machine class class.
+func ClassQueue(class string) string { return "class." + class }
+
+// MachineQueue is the queue of the rounds pinned to machine id.
+func MachineQueue(id string) string { return "machine." + id }
+
+// Grace is added to the job file's timeouts to make a River job's timeout:
+// what fetching the repository, restoring a build or storing runs may
+// take beside the build or the runs themselves.
+const Grace = 2 * time.Minute
+
+// JobSpec carries an atomic job to a worker: its job file's contents, the
+// file's path (repo: is relative to it) and the atomic job's name.
+type JobSpec struct {
+	File string `json:"file"`
+	Data []byte `json:"data"`
+	Name string `json:"name"`
+}
+
+// Load parses the spec's job file and picks its atomic job.
+func (s JobSpec) Load() (*job.Job, error) {
+	jobs, err := job.Parse(s.File, s.Data)
+	if err != nil {
+		return nil, err
+	}
+	return job.Pick(s.File, jobs, s.Name)
+}
+
+// SpecOf makes the spec of atomic job j from its job file, as read now.
+func SpecOf(j *job.Job, data []byte) JobSpec {
+	return JobSpec{File: filepath.Clean(j.File), Data: data, Name: j.Name}
+}
+
+// BuildArgs is a perfbot.build job: one commit under one variant, built
+// on a machine of Class.
+type BuildArgs struct {
+	Job     JobSpec     `json:"job"`
+	Commit  string      `json:"commit"`
+	Variant job.Variant `json:"variant"`
+	Class   string      `json:"class"`
+}
+
+// Kind is River's name for build jobs.
+func (BuildArgs) Kind() string { return "perfbot.build" }
+
+// InsertOpts puts a build in its class's queue, once: a build already
+// queued, running or done is not queued again (River's unique jobs).
+func (a BuildArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: ClassQueue(a.Class), UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+// BuildOutput is what a build job records as its output.
+type BuildOutput struct {
+	Key     string `json:"key"`
+	Status  string `json:"status"` // store.BuildStatus
+	Error   string `json:"error,omitempty"`
+	Machine string `json:"machine"`
+}
+
+// Slot is one run of a round: the task of measure.Task, in terms a worker
+// can act on.
+type Slot struct {
+	Commit   string      `json:"commit"`
+	Variant  job.Variant `json:"variant"`
+	Index    int         `json:"index"` // run number; 0 for a warm-up
+	BuildKey string      `json:"build"`
+}
+
+// RoundArgs is a perfbot.round job: the slots of one round, taken in
+// order on Machine.
+type RoundArgs struct {
+	Job     JobSpec `json:"job"`
+	Class   string  `json:"class"`
+	Machine string  `json:"machine"`
+	Session string  `json:"session"`
+	Round   int     `json:"round"` // the round's place in its measurement, for messages
+	Slots   []Slot  `json:"slots"`
+}
+
+// Kind is River's name for round jobs.
+func (RoundArgs) Kind() string { return "perfbot.round" }
+
+// InsertOpts puts a round in its machine's queue, once.
+func (a RoundArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: MachineQueue(a.Machine), UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+// RoundOutput is what a round job records: its runs, each already stored.
+type RoundOutput struct {
+	Runs []*store.RunRecord `json:"runs"`
+}
+
+// buildTimeout is a build job's River timeout: the job file's build
+// timeout and the grace.
+func buildTimeout(j *job.Job) time.Duration { return j.Build.Timeout + Grace }
+
+// roundTimeout is a round job's River timeout: the job file's run timeout
+// for each slot, one build's timeout (a build the machine finishes before
+// it starts the round), and the grace.
+func roundTimeout(j *job.Job, slots int) time.Duration {
+	return time.Duration(slots)*j.Run.Timeout + j.Build.Timeout + Grace
+}
+
+// variantName is a variant's name for messages.
+func variantName(v job.Variant) string {
+	if v.Name == "" {
+		return "plain"
+	}
+	return v.Name
+}
+
+func (s Slot) String() string {
+	return fmt.Sprintf("%.12s (%s) run %d", s.Commit, variantName(s.Variant), s.Index)
+}

@@ -1,0 +1,335 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/perfbot/perfbot/internal/build"
+	"github.com/perfbot/perfbot/internal/gitrev"
+	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/measure"
+	"github.com/perfbot/perfbot/internal/store"
+)
+
+// Client queues builds and rounds in the fleet and waits for them: the
+// orchestrating side of a fleet (the server's compare and bisect jobs).
+type Client struct {
+	Pool  *pgxpool.Pool
+	River *river.Client[pgx.Tx]
+	// DeadAfter: a machine whose last heartbeat is older is dead, and the
+	// rounds it had not finished go to another machine (default 30s).
+	DeadAfter time.Duration
+	// Poll is how often a waiting job's state is read (default 200ms).
+	Poll time.Duration
+	Log  func(format string, args ...any)
+
+	mu       sync.Mutex
+	assigned map[string]int    // machine -> rounds queued by this process, not yet done
+	pins     map[string]string // measurement session -> its machine
+}
+
+func (c *Client) init() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.assigned == nil {
+		c.assigned, c.pins = map[string]int{}, map[string]string{}
+	}
+	if c.DeadAfter <= 0 {
+		c.DeadAfter = 30 * time.Second
+	}
+	if c.Poll <= 0 {
+		c.Poll = 200 * time.Millisecond
+	}
+	if c.Log == nil {
+		c.Log = func(string, ...any) {}
+	}
+}
+
+// For returns the measure.Builder and measure.RoundExecutor of one job on
+// machines of class.
+func (c *Client) For(spec JobSpec, class string) *Remote {
+	c.init()
+	return &Remote{c: c, spec: spec, class: class}
+}
+
+// Remote builds and measures one job in the fleet.
+type Remote struct {
+	c     *Client
+	spec  JobSpec
+	class string
+}
+
+// wait polls job id until it is finalized and returns its row.
+func (c *Client) wait(ctx context.Context, id int64, tick func() error) (*rivertype.JobRow, error) {
+	t := time.NewTicker(c.Poll)
+	defer t.Stop()
+	for {
+		row, err := c.River.JobGet(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if row.FinalizedAt != nil {
+			return row, nil
+		}
+		if tick != nil {
+			if err := tick(); err != nil {
+				return row, err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// failure says why a finalized job did not complete.
+func failure(row *rivertype.JobRow) error {
+	msg := string(row.State)
+	if n := len(row.Errors); n > 0 {
+		msg += ": " + row.Errors[n-1].Error
+	}
+	return fmt.Errorf("%s job %d %s", row.Kind, row.ID, msg)
+}
+
+// Build queues the build of commit under v on a machine of the class (once:
+// a build queued or made before is not queued again) and waits for it.
+func (r *Remote) Build(ctx context.Context, j *job.Job, commit gitrev.Commit, v job.Variant) (*build.Result, error) {
+	res, err := r.c.River.Insert(ctx, BuildArgs{Job: r.spec, Commit: commit.Hash, Variant: v, Class: r.class}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("queueing the build of %s: %w", commit.Short(), err)
+	}
+	told := false
+	row, err := r.c.wait(ctx, res.Job.ID, func() error {
+		if !told && time.Since(res.Job.CreatedAt) > 10*time.Second {
+			if live, _ := r.c.live(ctx, r.class, nil); len(live) == 0 {
+				r.c.Log("the build of %s waits for a machine of class %s", commit.Short(), r.class)
+				told = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if row.State != rivertype.JobStateCompleted {
+		return nil, fmt.Errorf("building %s: %w", commit.Short(), failure(row))
+	}
+	var out BuildOutput
+	if err := json.Unmarshal(row.Output(), &out); err != nil {
+		return nil, fmt.Errorf("build job %d: output: %w", row.ID, err)
+	}
+	rec := &store.BuildRecord{Key: out.Key, Commit: commit.Hash, Variant: v.Name, Status: store.BuildStatus(out.Status), Error: out.Error,
+		Started: *row.AttemptedAt, Duration: row.FinalizedAt.Sub(*row.AttemptedAt)}
+	if rec.Status != store.BuildOK {
+		return &build.Result{Record: rec}, fmt.Errorf("%w: %s (on %s): %s", build.ErrFailed, commit.Short(), out.Machine, out.Error)
+	}
+	return &build.Result{Record: rec}, nil
+}
+
+// Execute is not used: a fleet takes whole rounds (ExecuteRounds).
+func (r *Remote) Execute(context.Context, measure.Task) (*store.RunRecord, error) {
+	return nil, errors.New("fleet: runs are taken in rounds (measure uses ExecuteRounds)")
+}
+
+// ExecuteRounds queues every round on one machine of the class (the
+// machine of the measurement's session, if it has one) and waits for them.
+// When that machine dies (no heartbeat for DeadAfter) the rounds it had
+// not finished are cancelled there and queued, with the same runs, on
+// another machine; the runs of each round come from one machine.
+func (r *Remote) ExecuteRounds(ctx context.Context, rounds [][]measure.Task, done func(int, []*store.RunRecord) error) error {
+	if len(rounds) == 0 {
+		return nil
+	}
+	session := rounds[0][0].Session
+	var dead []string
+	pending := make([]int, len(rounds))
+	for i := range pending {
+		pending[i] = i
+	}
+	for len(pending) > 0 {
+		machine, err := r.c.pick(ctx, r.class, session, dead, len(pending))
+		if err != nil {
+			return err
+		}
+		ids, err := r.queue(ctx, rounds, pending, session, machine)
+		if err != nil {
+			r.c.release(machine, len(pending))
+			return err
+		}
+		left, err := r.follow(ctx, ids, pending, machine, done)
+		if err != nil {
+			return err
+		}
+		if len(left) > 0 {
+			dead = append(dead, machine)
+			r.c.Log("machine %s stopped answering: its %d unfinished rounds go to another machine of class %s", machine, len(left), r.class)
+		}
+		pending = left
+	}
+	return nil
+}
+
+// queue inserts the rounds pending on machine, in order.
+func (r *Remote) queue(ctx context.Context, rounds [][]measure.Task, pending []int, session, machine string) ([]int64, error) {
+	params := make([]river.InsertManyParams, len(pending))
+	for k, i := range pending {
+		a := RoundArgs{Job: r.spec, Class: r.class, Machine: machine, Session: session, Round: i}
+		for _, t := range rounds[i] {
+			s := Slot{Commit: t.Key.Commit, Variant: t.Variant, Index: t.Key.Index, BuildKey: t.Build.Record.Key}
+			if t.Warmup {
+				s.Index = 0
+			}
+			a.Slots = append(a.Slots, s)
+		}
+		params[k] = river.InsertManyParams{Args: a}
+	}
+	res, err := r.c.River.InsertMany(ctx, params)
+	if err != nil {
+		return nil, fmt.Errorf("queueing rounds on %s: %w", machine, err)
+	}
+	ids := make([]int64, len(res))
+	for k, x := range res {
+		ids[k] = x.Job.ID
+	}
+	return ids, nil
+}
+
+// follow waits for the round jobs ids (rounds pending) on machine and
+// hands each finished round to done. It returns the rounds left when the
+// machine died, after cancelling their jobs.
+func (r *Remote) follow(ctx context.Context, ids []int64, pending []int, machine string, done func(int, []*store.RunRecord) error) ([]int, error) {
+	open := slices.Clone(ids)
+	defer func() { r.c.release(machine, len(open)) }()
+	t := time.NewTicker(r.c.Poll)
+	defer t.Stop()
+	for len(open) > 0 {
+		for _, id := range slices.Clone(open) {
+			row, err := r.c.River.JobGet(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			if row.FinalizedAt == nil {
+				continue
+			}
+			i := pending[slices.Index(ids, id)]
+			open = slices.DeleteFunc(open, func(x int64) bool { return x == id })
+			r.c.release(machine, 1)
+			if row.State != rivertype.JobStateCompleted {
+				return nil, fmt.Errorf("round %d on %s: %w", i, machine, failure(row))
+			}
+			var out RoundOutput
+			if err := json.Unmarshal(row.Output(), &out); err != nil {
+				return nil, fmt.Errorf("round job %d: output: %w", id, err)
+			}
+			if err := done(i, out.Runs); err != nil {
+				return nil, err
+			}
+		}
+		if len(open) == 0 {
+			break
+		}
+		if alive, err := r.c.alive(ctx, machine); err != nil {
+			return nil, err
+		} else if !alive {
+			var left []int
+			for _, id := range open {
+				left = append(left, pending[slices.Index(ids, id)])
+				if _, err := r.c.River.JobCancel(ctx, id); err != nil {
+					return nil, err
+				}
+			}
+			return left, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+	return nil, nil
+}
+
+// live lists the machines of class whose heartbeat is recent, except
+// those in skip.
+func (c *Client) live(ctx context.Context, class string, skip []string) ([]string, error) {
+	ms, ages, err := Machines(ctx, c.Pool, class)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for i, m := range ms {
+		if ages[i] < c.DeadAfter && !slices.Contains(skip, m.ID) {
+			out = append(out, m.ID)
+		}
+	}
+	return out, nil
+}
+
+// alive reports whether machine id has sent a heartbeat within DeadAfter.
+func (c *Client) alive(ctx context.Context, id string) (bool, error) {
+	var age float64
+	err := c.Pool.QueryRow(ctx, `SELECT extract(epoch from now() - heartbeat) FROM perfbot_fleet_machines WHERE id = $1`, id).Scan(&age)
+	if err != nil {
+		return false, err
+	}
+	return time.Duration(age*float64(time.Second)) < c.DeadAfter, nil
+}
+
+// pick chooses the machine of a measurement's rounds: the session's
+// machine while it lives, else the live machine of the class with the
+// fewest rounds queued on it by this process (waiting while there is
+// none). The n rounds are counted on it until released.
+func (c *Client) pick(ctx context.Context, class, session string, dead []string, n int) (string, error) {
+	told := false
+	for {
+		live, err := c.live(ctx, class, dead)
+		if err != nil {
+			return "", err
+		}
+		c.mu.Lock()
+		m := c.pins[session]
+		if m == "" || !slices.Contains(live, m) {
+			m = ""
+			for _, id := range live {
+				if m == "" || c.assigned[id] < c.assigned[m] {
+					m = id
+				}
+			}
+		}
+		if m != "" {
+			c.pins[session] = m
+			c.assigned[m] += n
+			c.mu.Unlock()
+			return m, nil
+		}
+		c.mu.Unlock()
+		if !told {
+			c.Log("waiting for a live machine of class %s", class)
+			told = true
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// release counts n rounds on machine as no longer queued by this process.
+func (c *Client) release(machine string, n int) {
+	c.mu.Lock()
+	c.assigned[machine] -= n
+	c.mu.Unlock()
+}

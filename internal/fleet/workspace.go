@@ -1,0 +1,208 @@
+package fleet
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/perfbot/perfbot/internal/build"
+	"github.com/perfbot/perfbot/internal/gitrev"
+	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/store"
+)
+
+// workspace is a machine's own folder: clones of the jobs' repositories,
+// a local store that indexes its build cache, the cached artifacts and the
+// worktrees runs execute in, and the runs' logs.
+//
+//	<dir>/repos/<hash of the repository's path or URL>/   a clone
+//	<dir>/.perfbot/                                       local store, builds/, worktrees/, results/
+type workspace struct {
+	dir   string
+	pool  *pgxpool.Pool
+	local *store.Store
+	mu    sync.Mutex // one git clone or fetch at a time
+}
+
+func openWorkspace(dir string, pool *pgxpool.Pool) (*workspace, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Open(filepath.Join(abs, ".perfbot"))
+	if err != nil {
+		return nil, fmt.Errorf("the worker's build cache: %w", err)
+	}
+	return &workspace{dir: abs, pool: pool, local: st}, nil
+}
+
+func (w *workspace) Close() error { return w.local.Close() }
+
+// open loads spec's job with its repository replaced by this machine's
+// clone (holding commits), and a builder for it.
+func (w *workspace) open(ctx context.Context, spec JobSpec, commits ...string) (*job.Job, *build.Builder, error) {
+	j, err := spec.Load()
+	if err != nil {
+		return nil, nil, fmt.Errorf("job %s: %w", spec.File, err)
+	}
+	repo, err := w.clone(ctx, j.Repo, commits)
+	if err != nil {
+		return nil, nil, err
+	}
+	j.Repo = repo.Dir
+	return j, &build.Builder{Repo: repo, Store: w.local, Dir: w.local.Dir()}, nil
+}
+
+// clone returns this machine's clone of src (a path or URL every machine
+// reaches), fetching when it lacks one of commits.
+func (w *workspace) clone(ctx context.Context, src string, commits []string) (*gitrev.Repo, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	sum := sha256.Sum256([]byte(src))
+	dir := filepath.Join(w.dir, "repos", hex.EncodeToString(sum[:8]))
+	if _, err := os.Stat(filepath.Join(dir, ".git")); err != nil {
+		tmp := dir + ".tmp"
+		_ = os.RemoveAll(tmp)
+		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+			return nil, err
+		}
+		if out, err := exec.CommandContext(ctx, "git", "clone", "--quiet", "--no-checkout", src, tmp).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("cloning %s: %v: %s", src, err, strings.TrimSpace(string(out)))
+		}
+		if err := os.Rename(tmp, dir); err != nil {
+			return nil, err
+		}
+	}
+	repo, err := gitrev.Open(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range commits {
+		if _, err := repo.Resolve(ctx, c); err == nil {
+			continue
+		}
+		if out, err := exec.CommandContext(ctx, "git", "-C", dir, "fetch", "--quiet", "origin", "+refs/*:refs/remotes/origin/all/*").CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("fetching %s: %v: %s", src, err, strings.TrimSpace(string(out)))
+		}
+		if _, err := repo.Resolve(ctx, c); err != nil {
+			return nil, fmt.Errorf("%s has no commit %s: %w", src, gitrev.Short(c), err)
+		}
+	}
+	return repo, nil
+}
+
+// publish uploads a build made here (artifacts and log) into the fleet's
+// database, addressed by content, and records it.
+func (w *workspace) publish(ctx context.Context, j *job.Job, a BuildArgs, machine string, res *build.Result, buildErr error) (*fleetBuild, error) {
+	rec := res.Record
+	fb := &fleetBuild{Key: rec.Key, Commit: rec.Commit, Variant: a.Variant.Name, Class: a.Class, Machine: machine,
+		Status: string(rec.Status), Error: rec.Error, Artifacts: map[string]string{}}
+	if log, err := os.ReadFile(rec.LogPath); err == nil {
+		if fb.LogSHA, err = putBlob(ctx, w.pool, log); err != nil {
+			return nil, err
+		}
+	}
+	if buildErr == nil {
+		for _, art := range j.Build.Artifacts {
+			data, err := os.ReadFile(filepath.Join(rec.ArtifactDir, art))
+			if err != nil {
+				return nil, err
+			}
+			if fb.Artifacts[art], err = putBlob(ctx, w.pool, data); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return fb, putBuild(ctx, w.pool, fb)
+}
+
+// restore returns a worktree of the fleet's build key on this machine:
+// from the local cache when every artifact there still has the hash the
+// build machine recorded, else downloaded (and checked) from the
+// database. A stale or damaged local artifact is never used.
+func (w *workspace) restore(ctx context.Context, j *job.Job, b *build.Builder, key string) (*build.Result, error) {
+	fb, err := getBuild(ctx, w.pool, key)
+	if err != nil {
+		return nil, err
+	}
+	if fb.Status != string(store.BuildOK) {
+		return nil, fmt.Errorf("%w: %s: %s", build.ErrFailed, gitrev.Short(fb.Commit), fb.Error)
+	}
+	rec, err := w.local.GetBuild(ctx, key)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	if err != nil || rec.Status != store.BuildOK || !matches(rec.ArtifactDir, fb.Artifacts) {
+		dir := filepath.Join(w.local.Dir(), "builds", key, "artifacts")
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, err
+		}
+		for art, h := range fb.Artifacts {
+			data, err := getBlob(ctx, w.pool, h)
+			if err != nil {
+				return nil, fmt.Errorf("artifact %s of build %s: %w", art, key, err)
+			}
+			if err := writeFile(filepath.Join(dir, art), data); err != nil {
+				return nil, err
+			}
+		}
+		rec = &store.BuildRecord{Key: key, Commit: fb.Commit, Variant: fb.Variant, Status: store.BuildOK,
+			ArtifactDir: dir, LogPath: filepath.Join(w.local.Dir(), "builds", key, "build.log"), Started: time.Now()}
+		if err := w.local.PutBuild(ctx, rec); err != nil {
+			return nil, err
+		}
+	}
+	return b.Restore(ctx, j, rec)
+}
+
+// matches reports whether dir holds every artifact with its hash.
+func matches(dir string, arts map[string]string) bool {
+	for art, want := range arts {
+		f, err := os.Open(filepath.Join(dir, art))
+		if err != nil {
+			return false
+		}
+		h := sha256.New()
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil || hex.EncodeToString(h.Sum(nil)) != want {
+			return false
+		}
+	}
+	return true
+}
+
+// writeFile writes an executable artifact, synced, whole or not at all.
+func writeFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

@@ -27,11 +27,16 @@ import (
 // [Prefetcher] by building in a goroutine whose builds are confined to
 // the CPUs other than CPU.
 type StoreMeasurer struct {
-	Job     *job.Job
-	Store   *store.Store
-	Builder *build.Builder
-	Repo    *gitrev.Repo
-	Metric  string
+	Job   *job.Job
+	Store *store.Store
+	// Builder builds the commits: a *build.Builder here, or a fleet's
+	// builder that queues the builds on its machines.
+	Builder measure.Builder
+	// Executor takes the runs (nil: measure.Local pinned to CPU); a
+	// fleet's takes them on its machines.
+	Executor measure.Executor
+	Repo     *gitrev.Repo
+	Metric   string
 	// Variants are the layouts every commit is measured under: one for
 	// the plain build ({}) or forced alignment, several for a sweep.
 	Variants []job.Variant
@@ -191,7 +196,7 @@ func (m *StoreMeasurer) Measure(ctx context.Context, reqs []Request) (*Batch, er
 		}
 	}
 	out, err := measure.Measure(ctx, m.Job, targets, measure.Options{
-		Store: m.Store, Builder: &layoutBuilder{m: m, failed: map[string]error{}}, CPU: m.CPU,
+		Store: m.Store, Builder: &layoutBuilder{m: m, failed: map[string]error{}}, CPU: m.CPU, Executor: m.Executor,
 		Order: measure.Spread, Rand: m.Rand, Progress: m.Progress, Wait: m.wait,
 	})
 	if out != nil {

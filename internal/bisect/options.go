@@ -60,6 +60,14 @@ type Options struct {
 	Fixed int
 	// Speculate says how to work ahead (default SpeculateNone).
 	Speculate Speculation
+	// Parallel, when > 1, searches k-ary: each step measures Parallel
+	// candidates at once, evenly spaced in the range, each in Measure
+	// calls of its own together with fresh runs of both ends (so that a
+	// fleet takes each candidate and the reference runs it is compared
+	// with on one machine), and the range shrinks to the stretch between
+	// the last candidate like good and the first like bad. The Measurer
+	// must take concurrent Measure calls (a fleet's). Not with Fixed.
+	Parallel int
 	// MaxCulprits is the most culprits to name (default
 	// DefaultMaxCulprits): after each confirmed culprit, the ranges it
 	// leaves (from the range's good end to the culprit's parent, from the

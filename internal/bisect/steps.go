@@ -52,6 +52,11 @@ func (b *bisector) step(ctx context.Context) error {
 	if st.Hi-st.Lo == 1 {
 		return b.land(ctx)
 	}
+	if b.opt.Parallel > 1 && b.opt.Fixed == 0 && b.rg().Kind != RangeMerge && len(b.candidates(st.Lo, st.Hi, 2)) == 2 {
+		if why := b.runsSpent(); why == "" {
+			return b.parallelStep(ctx)
+		}
+	}
 	if why := b.runsSpent(); why != "" && rg.Kind != RangeMerge {
 		rg.Status = RangeBudget
 		rg.Note = fmt.Sprintf("%s during the search: the change is after %s and at or before %s (%d commits)", why, b.at(st.Lo).Short(), b.at(st.Hi).Short(), st.Hi-st.Lo)
@@ -309,9 +314,12 @@ func (b *bisector) evidence(vg, vb Comparison, near Verdict) (verdict Verdict, r
 // of a lower-is-better metric, the 75th of a higher-is-better one): load
 // only ever makes runs worse, so the better runs show a commit's speed
 // even when a burst spoiled some of them.
-func (b *bisector) nearer(c Samples) Verdict {
+func (b *bisector) nearer(c Samples) Verdict { return b.nearerTo(c, b.ends[0], b.ends[1]) }
+
+// nearerTo is nearer with the ends' runs given.
+func (b *bisector) nearerTo(c, good, bad Samples) Verdict {
 	q := func(s Samples) float64 { return bestQuartile(s.replicates(), b.st.Result.Better) }
-	xc, xg, xb := q(c), q(b.ends[0]), q(b.ends[1])
+	xc, xg, xb := q(c), q(good), q(bad)
 	if !(xc > 0 && xg > 0 && xb > 0) {
 		return Good
 	}

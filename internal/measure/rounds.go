@@ -128,7 +128,6 @@ func (m *measurement) takeRounds(ctx context.Context, rx RoundExecutor, plan []s
 // logDir makes the folder for a run's logs (see [RunLogDir]).
 func (m *measurement) logDir(key store.RunKey) (string, error) { return RunLogDir(m.opt.Store, key) }
 
-
 // RunLogDir makes the folder for the logs of run key in st's result tree
 // ([store.Store.RunDir]), keeping an earlier attempt's (failed, or in
 // flight when perfbot was killed) beside it.

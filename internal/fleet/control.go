@@ -1,0 +1,174 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/perfbot/perfbot/internal/bisect"
+	"github.com/perfbot/perfbot/internal/gitrev"
+	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/measure"
+)
+
+// CompareArgs is a perfbot.compare job: measure commits of a job in
+// whole interleaved rounds on machines of Class, as perfbot compare does
+// on one machine.
+type CompareArgs struct {
+	Job   JobSpec `json:"job"`
+	Class string  `json:"class"`
+	// Commits are full hashes (the submitter resolves revisions), base
+	// first.
+	Commits []string    `json:"commits"`
+	Variant job.Variant `json:"variant"`
+	Runs    int         `json:"runs,omitempty"` // default: the job's
+}
+
+// Kind is River's name for comparisons.
+func (CompareArgs) Kind() string { return "perfbot.compare" }
+
+// InsertOpts puts comparisons in the server's queue.
+func (CompareArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: QueueControl} }
+
+// CompareOutput is what a comparison records: the rounds to compare,
+// within the session that took them (the table is built from the store).
+type CompareOutput struct {
+	Commits []gitrev.Commit `json:"commits"`
+	Rounds  []int           `json:"rounds"`
+	Session string          `json:"session"`
+	Taken   int             `json:"taken"`
+}
+
+// BisectArgs is a perfbot.bisect job: find the commit between Good and
+// Bad that changed Metric, measuring Parallel candidates at once on
+// machines of Class (k-ary search; 0: one per live machine of the class).
+type BisectArgs struct {
+	Job         JobSpec `json:"job"`
+	Class       string  `json:"class"`
+	Good        string  `json:"good"` // full hashes
+	Bad         string  `json:"bad"`
+	Metric      string  `json:"metric"`
+	Improvement bool    `json:"improvement,omitempty"`
+	Parallel    int     `json:"parallel,omitempty"`
+}
+
+// Kind is River's name for bisections.
+func (BisectArgs) Kind() string { return "perfbot.bisect" }
+
+// InsertOpts puts bisections in the server's queue.
+func (BisectArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: QueueControl} }
+
+// controlWorker works a server's orchestration jobs.
+type compareWorker struct {
+	river.WorkerDefaults[CompareArgs]
+	s *Server
+}
+
+// Timeout is the server's lease: an orchestration that outlives it is
+// picked up again from what is stored (River rescues it after a server
+// crash the same way).
+func (cw *compareWorker) Timeout(*river.Job[CompareArgs]) time.Duration { return cw.s.cfg.Lease }
+
+func (cw *compareWorker) Work(ctx context.Context, rj *river.Job[CompareArgs]) error {
+	s, a := cw.s, rj.Args
+	j, repo, err := s.ws.open(ctx, a.Job, a.Commits...)
+	if err != nil {
+		return err
+	}
+	commits := make([]gitrev.Commit, len(a.Commits))
+	targets := make([]measure.Target, len(a.Commits))
+	for i, h := range a.Commits {
+		if commits[i], err = repo.Repo.Resolve(ctx, h); err != nil {
+			return err
+		}
+		targets[i] = measure.Target{Commit: commits[i], Variant: a.Variant}
+	}
+	remote := s.client.For(a.Job, a.Class)
+	out, err := measure.Measure(ctx, j, targets, measure.Options{Store: s.cfg.Results, Builder: remote, Executor: remote,
+		Runs: a.Runs, WholeRounds: true, Retry: true})
+	if err != nil {
+		return again(ctx, err)
+	}
+	if err := out.BuildErrors(); err != nil {
+		return river.JobCancel(err)
+	}
+	return river.RecordOutput(ctx, CompareOutput{Commits: commits, Rounds: out.Rounds, Session: out.Session, Taken: out.Taken})
+}
+
+// again turns an orchestration's error into River's answer: at the end of
+// the lease, snooze (the job runs again at once and resumes from the
+// store); otherwise the error.
+func again(ctx context.Context, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return river.JobSnooze(time.Second)
+	}
+	return err
+}
+
+type bisectWorker struct {
+	river.WorkerDefaults[BisectArgs]
+	s *Server
+}
+
+func (bw *bisectWorker) Timeout(*river.Job[BisectArgs]) time.Duration { return bw.s.cfg.Lease }
+
+func (bw *bisectWorker) Work(ctx context.Context, rj *river.Job[BisectArgs]) error {
+	s, a := bw.s, rj.Args
+	j, b, err := s.ws.open(ctx, a.Job, a.Good, a.Bad)
+	if err != nil {
+		return err
+	}
+	good, err := b.Repo.Resolve(ctx, a.Good)
+	if err != nil {
+		return err
+	}
+	path, err := b.Repo.FirstParentPath(ctx, a.Good, a.Bad)
+	if err != nil {
+		return err
+	}
+	ref, err := j.ResolveMetric(a.Metric)
+	if err != nil {
+		return river.JobCancel(fmt.Errorf("metric %q: %w", a.Metric, err))
+	}
+	k := a.Parallel
+	if k <= 0 {
+		live, err := s.client.live(ctx, a.Class, nil)
+		if err != nil {
+			return err
+		}
+		k = max(1, len(live))
+	}
+	remote := s.client.For(a.Job, a.Class)
+	m := &bisect.StoreMeasurer{Job: j, Store: s.cfg.Results, Builder: remote, Executor: remote, Repo: b.Repo,
+		Metric: ref.Name, CPU: -1, Log: func(l string) { s.cfg.Log("bisect %d: %s", rj.ID, l) }}
+	key := bisect.StateKey(j, good.Hash, path[len(path)-1].Hash, ref.Name, []job.Variant{{}}, bisect.Settings{Improvement: a.Improvement})
+	resume, err := bisect.LoadState(ctx, s.cfg.Results, key, false)
+	if err != nil {
+		return err
+	}
+	res, err := bisect.Run(ctx, bisect.Options{Measurer: m, Metric: ref.Name, Better: ref.Better, Improvement: a.Improvement,
+		Parallel: k, Resume: resume, Save: bisect.SaveState(s.cfg.Results, key), Log: m.Log,
+		Graph: bisect.GitGraph{Repo: b.Repo}}, good, path)
+	if err != nil && res == nil {
+		return again(ctx, err)
+	}
+	if err != nil && ctx.Err() != nil {
+		return again(ctx, err)
+	}
+	out := BisectOutput{Result: res}
+	if err != nil {
+		out.Error = err.Error()
+	}
+	return river.RecordOutput(ctx, out)
+}
+
+// BisectOutput is what a bisection records: its result, and the error
+// that ended it without a culprit (no change, wrong direction, an end
+// that cannot be measured).
+type BisectOutput struct {
+	Result *bisect.Result `json:"result"`
+	Error  string         `json:"error,omitempty"`
+}

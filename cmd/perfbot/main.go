@@ -106,6 +106,8 @@ or no confirmed culprit (bisect); 2 error; 3 inconclusive (triage).`,
 		newHistoryCmd(a),
 		newSensitivityCmd(a),
 		newInitCmd(a),
+		newWorkerCmd(a),
+		newSubmitCmd(a),
 	)
 	return root
 }

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/spf13/cobra"
+
+	"github.com/perfbot/perfbot/internal/compare"
+	"github.com/perfbot/perfbot/internal/fleet"
+	"github.com/perfbot/perfbot/internal/gitrev"
+	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/report"
+)
+
+type submitFlags struct {
+	db, class, results, format string
+	noWait                     bool
+	runs                       int
+	good, bad, metric          string
+	parallel                   int
+	improvement                bool
+}
+
+func newSubmitCmd(a *app) *cobra.Command {
+	var f submitFlags
+	cmd := &cobra.Command{
+		Use:   "submit compare|bisect ...",
+		Short: "queue a comparison or a bisection on a fleet and print its report",
+		Long: `Submit queues work on a fleet (see docs/fleet.md): the server (perfbot serve
+--db) orchestrates it, and the workers of the class (perfbot worker) build
+and measure. Revisions are resolved here, in the job's repository, which
+every machine of the fleet must reach at the same path (or URL).
+
+  perfbot submit compare --db URL --class C JOB REV1 REV2 [REV...]
+  perfbot submit bisect  --db URL --class C JOB --good REV --bad REV --metric M [--parallel K]
+
+Without --no-wait it waits and prints the report as perfbot compare and
+perfbot bisect do; the exit status is theirs.`,
+	}
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&f.db, "db", "", "the fleet's PostgreSQL database (postgres://...)")
+	pf.StringVar(&f.class, "class", "", "the machine class to measure on")
+	pf.StringVar(&f.results, "results", "", "the fleet's results store folder (until the PostgreSQL store lands)")
+	pf.StringVar(&f.format, "format", "", "report format (as compare's or bisect's --format)")
+	pf.BoolVar(&f.noWait, "no-wait", false, "queue the job, print its id and return")
+
+	cmp := &cobra.Command{
+		Use:  "compare JOB REV1 REV2 [REV...]",
+		Args: cobra.MinimumNArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			j, spec, repo, err := submitJob(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			a2 := fleet.CompareArgs{Job: spec, Class: f.class, Runs: f.runs}
+			for _, rev := range args[1:] {
+				c, err := repo.Resolve(cmd.Context(), rev)
+				if err != nil {
+					return err
+				}
+				a2.Commits = append(a2.Commits, c.Hash)
+			}
+			row, err := submitAndWait(cmd.Context(), a, f, a2)
+			if err != nil || row == nil {
+				return err
+			}
+			var out fleet.CompareOutput
+			if err := json.Unmarshal(row.Output(), &out); err != nil {
+				return err
+			}
+			st, err := fleet.OpenResults(cmd.Context(), f.db, f.results)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			t, err := compare.FromStore(cmd.Context(), st, j.Key(), out.Sources(a2), compare.DefaultAlpha)
+			if err != nil {
+				return err
+			}
+			ms, err := out.Machines(cmd.Context(), st, a2)
+			if err != nil {
+				return err
+			}
+			if len(ms) > 1 {
+				a.logf("the rounds were taken on %d machines (%v): each round on one machine, its runs paired within it", len(ms), ms)
+			}
+			if err := report.WriteJobs(a.stdout, []report.JobTable{{Name: j.Name, Key: j.Key(), Table: t}}, report.Options{Format: f.format}); err != nil {
+				return err
+			}
+			if r, _ := t.Regressions(); r > 0 {
+				return errRegression
+			}
+			return nil
+		},
+	}
+	cmp.Flags().IntVar(&f.runs, "runs", 0, "rounds (runs per revision; default: the job's)")
+
+	bis := &cobra.Command{
+		Use:  "bisect JOB --good REV --bad REV --metric M",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			j, spec, repo, err := submitJob(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			good, err := repo.Resolve(cmd.Context(), f.good)
+			if err != nil {
+				return err
+			}
+			bad, err := repo.Resolve(cmd.Context(), f.bad)
+			if err != nil {
+				return err
+			}
+			row, err := submitAndWait(cmd.Context(), a, f, fleet.BisectArgs{Job: spec, Class: f.class, Good: good.Hash, Bad: bad.Hash,
+				Metric: f.metric, Improvement: f.improvement, Parallel: f.parallel})
+			if err != nil || row == nil {
+				return err
+			}
+			var out fleet.BisectOutput
+			if err := json.Unmarshal(row.Output(), &out); err != nil {
+				return err
+			}
+			if out.Error != "" {
+				return exitCodeError{code: exitNoCulprit, msg: "bisect: " + out.Error}
+			}
+			if err := report.WriteBisect(a.stdout, &report.BisectReport{Result: out.Result, Job: j.Name, Repo: j.Repo, Params: j.Params, Mode: "plain"}, f.format); err != nil {
+				return err
+			}
+			if !out.Result.Found() {
+				return exitCodeError{code: exitNoCulprit, msg: "bisect: no confirmed culprit (see the report)"}
+			}
+			return nil
+		},
+	}
+	bf := bis.Flags()
+	bf.StringVar(&f.good, "good", "", "a commit without the change")
+	bf.StringVar(&f.bad, "bad", "", "a commit with the change")
+	bf.StringVar(&f.metric, "metric", "", "the metric to bisect")
+	bf.IntVar(&f.parallel, "parallel", 0, "candidates measured at once (k-ary search; default: the live machines of the class)")
+	bf.BoolVar(&f.improvement, "improvement", false, "search for the commit that made the metric better")
+	cmd.AddCommand(cmp, bis)
+	return cmd
+}
+
+// submitJob loads a job file (one atomic job) and opens its repository.
+func submitJob(ctx context.Context, path string) (*job.Job, fleet.JobSpec, *gitrev.Repo, error) {
+	j, err := pickJob(path, "")
+	if err != nil {
+		return nil, fleet.JobSpec{}, nil, err
+	}
+	data, err := os.ReadFile(j.File)
+	if err != nil {
+		return nil, fleet.JobSpec{}, nil, err
+	}
+	repo, err := gitrev.Open(ctx, j.Repo)
+	if err != nil {
+		return nil, fleet.JobSpec{}, nil, err
+	}
+	return j, fleet.SpecOf(j, data), repo, nil
+}
+
+// submitAndWait queues args and, unless --no-wait, waits for the job.
+func submitAndWait(ctx context.Context, a *app, f submitFlags, args river.JobArgs) (*rivertype.JobRow, error) {
+	if f.db == "" || f.class == "" {
+		return nil, fmt.Errorf("--db and --class are required")
+	}
+	pool, err := fleet.Connect(ctx, f.db)
+	if err != nil {
+		return nil, err
+	}
+	defer pool.Close()
+	c, err := fleet.InsertOnly(pool)
+	if err != nil {
+		return nil, err
+	}
+	row, err := fleet.Submit(ctx, c, args)
+	if err != nil {
+		return nil, err
+	}
+	if f.noWait {
+		fmt.Fprintf(a.stdout, "%d\n", row.ID)
+		return nil, nil
+	}
+	a.logf("queued %s job %d; waiting for it (interrupting leaves it queued)", row.Kind, row.ID)
+	return fleet.Await(ctx, c, row.ID, time.Second)
+}

@@ -27,8 +27,8 @@ func newWorkerCmd(a *app) *cobra.Command {
 it calibrates the CPUs and picks the quietest to pin runs to (--cpu),
 registers the machine in the fleet's database (its class, CPU model,
 kernel and compiler), then takes River jobs: the builds of its class
-(queue class.NAME) and the rounds of comparisons pinned to it (queue
-machine.ID), one at a time, under the machine's measuring lock, so that
+(queue class_NAME) and the rounds of comparisons pinned to it (queue
+machine_ID), one at a time, under the machine's measuring lock, so that
 nothing else perfbot does on the machine overlaps them. It sends a
 heartbeat every --heartbeat; when the database stops answering it stops
 measuring (the run in flight dies with everything it started) and
@@ -43,7 +43,7 @@ the round or build in flight, which the fleet gives to another machine.`,
 				return fmt.Errorf("--db and --class are required")
 			}
 			if f.machine == "" {
-				f.machine = measure.MachineID()
+				f.machine = fleet.DefaultMachine()
 			}
 			if f.dir == "" {
 				cache, err := os.UserCacheDir()
@@ -82,7 +82,7 @@ the round or build in flight, which the fleet gives to another machine.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.db, "db", "", "the fleet's PostgreSQL database (postgres://...)")
 	fl.StringVar(&f.class, "class", "", "this machine's class: it takes the builds of the class and the rounds pinned to it")
-	fl.StringVar(&f.machine, "machine", "", "this machine's name in the fleet (default: the hostname)")
+	fl.StringVar(&f.machine, "machine", "", "this machine's name in the fleet (default: the hostname, lower case)")
 	fl.StringVar(&f.dir, "dir", "", "workspace: clones, build cache, run logs (default: the user's cache folder)")
 	fl.StringVar(&f.cpu, "cpu", "auto", "where runs are pinned: auto (calibrate, quietest CPU), none, or a CPU number")
 	fl.DurationVar(&f.heartbeat, "heartbeat", 5*time.Second, "how often to tell the database this machine is alive")

@@ -6,11 +6,11 @@
 // Jobs, by kind (see jobs.go):
 //
 //   - perfbot.build: build one commit under one variant on a machine of a
-//     class (queue "class.<class>"); the worker uploads the artifacts and
+//     class (queue "class_<class>"); the worker uploads the artifacts and
 //     the log into the database, addressed by their SHA-256.
 //   - perfbot.round: one interleaved round of a comparison, the slots of
 //     one round in the order package measure planned them, on one machine
-//     (queue "machine.<id>"). Every round of a measurement goes to the same
+//     (queue "machine_<id>"). Every round of a measurement goes to the same
 //     machine; only when that machine dies are its unfinished rounds moved
 //     to another, and then the rounds of each machine are paired within
 //     that machine (compare.Pair has the machine) and the report says so.

@@ -3,11 +3,14 @@ package fleet
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
 
 	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/measure"
 	"github.com/perfbot/perfbot/internal/store"
 )
 
@@ -17,10 +20,31 @@ import (
 const QueueControl = "control"
 
 // ClassQueue is the queue of the builds of machine class class.
-func ClassQueue(class string) string { return "class." + class }
+func ClassQueue(class string) string { return "class_" + class }
 
 // MachineQueue is the queue of the rounds pinned to machine id.
-func MachineQueue(id string) string { return "machine." + id }
+func MachineQueue(id string) string { return "machine_" + id }
+
+// nameRE is what a class or machine name may be: River's queue names.
+var nameRE = regexp.MustCompile(`^[a-z0-9]+(?:[_-][a-z0-9]+)*$`)
+
+// CheckName says what is wrong with a class or machine name, or nil.
+func CheckName(what, name string) error {
+	if !nameRE.MatchString(name) {
+		return fmt.Errorf("%s %q: want lower-case letters and digits, words joined by single - or _", what, name)
+	}
+	return nil
+}
+
+// DefaultMachine is the machine name of this host: its hostname, lower
+// case, with every run of other characters turned into one -.
+func DefaultMachine() string {
+	s := strings.Trim(regexp.MustCompile(`[^a-z0-9]+`).ReplaceAllString(strings.ToLower(measure.MachineID()), "-"), "-")
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
 
 // Grace is added to the job file's timeouts to make a River job's timeout:
 // what fetching the repository, restoring a build or storing runs may

@@ -127,6 +127,9 @@ func (s *Server) EnqueueBisect(ctx context.Context, a BisectArgs) (*rivertype.Jo
 func Submit(ctx context.Context, c *river.Client[pgx.Tx], a river.JobArgs) (*rivertype.JobRow, error) {
 	switch a := a.(type) {
 	case CompareArgs:
+		if err := CheckName("class", a.Class); err != nil {
+			return nil, err
+		}
 		if len(a.Commits) < 2 {
 			return nil, errors.New("a comparison needs at least two commits")
 		}
@@ -137,6 +140,9 @@ func Submit(ctx context.Context, c *river.Client[pgx.Tx], a river.JobArgs) (*riv
 			return nil, err
 		}
 	case BisectArgs:
+		if err := CheckName("class", a.Class); err != nil {
+			return nil, err
+		}
 		if a.Good == "" || a.Bad == "" || a.Metric == "" || a.Class == "" {
 			return nil, errors.New("a bisection needs good and bad commits, a metric and a machine class")
 		}

@@ -65,10 +65,11 @@ func NewWorker(ctx context.Context, cfg WorkerConfig) (*Worker, error) {
 	if cfg.Class == "" || cfg.Machine == "" {
 		return nil, errors.New("a worker needs a machine class and a machine name (--class, --machine)")
 	}
-	for _, s := range []string{cfg.Class, cfg.Machine} {
-		if strings.ContainsAny(s, " \t\n/") {
-			return nil, fmt.Errorf("%q: a class or machine name may not hold spaces or slashes", s)
-		}
+	if err := CheckName("class", cfg.Class); err != nil {
+		return nil, err
+	}
+	if err := CheckName("machine", cfg.Machine); err != nil {
+		return nil, err
 	}
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = 5 * time.Second

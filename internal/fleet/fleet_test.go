@@ -1,0 +1,301 @@
+package fleet_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/perfbot/perfbot/internal/build"
+	"github.com/perfbot/perfbot/internal/fleet"
+	"github.com/perfbot/perfbot/internal/gitrev"
+	"github.com/perfbot/perfbot/internal/measure"
+	"github.com/perfbot/perfbot/internal/store"
+	"github.com/perfbot/perfbot/internal/testutil"
+)
+
+func TestMain(m *testing.M) { os.Exit(testutil.RunWithPostgres(m)) }
+
+// perfbotBinary builds the real perfbot once per test binary.
+var perfbotBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "perfbot-fleet-bin")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "perfbot")
+	out, err := exec.Command("go", "build", "-o", bin, "../../cmd/perfbot").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// fixture is a fleet on this host: a database, a results store, a
+// server in the test process, and a job on a small C benchmark.
+type fixture struct {
+	url     string
+	pool    *pgxpool.Pool
+	results *store.Store
+	server  *fleet.Server
+	spec    fleet.JobSpec
+	commits []string
+	dir     string
+}
+
+func newFixture(t *testing.T, runs int) *fixture {
+	t.Helper()
+	testutil.NeedTool(t, "gcc")
+	testutil.NeedTool(t, "make")
+	f := &fixture{url: testutil.Postgres(t), dir: t.TempDir()}
+	ctx := context.Background()
+	r := testutil.NewGitRepo(t)
+	for i, passes := range []int{6, 9} {
+		f.commits = append(f.commits, r.Commit(fmt.Sprintf("v%d", i), map[string]string{
+			"bench.c": testutil.BenchC(passes, "v"), "Makefile": testutil.BenchMakefile}))
+	}
+	jobFile := filepath.Join(r.Dir, "..", "job.yaml")
+	data := []byte(fmt.Sprintf(`repo: %s
+build: {command: make bench, artifacts: [bench], timeout: 1m}
+run: {command: ./bench 4000000, timeout: 20s}
+runs: %d
+warmup: 1
+metrics:
+  - {name: work_ms, regex: 'work_ms: (?P<value>[0-9.]+)', better: lower}
+`, filepath.Base(r.Dir), runs))
+	if err := os.WriteFile(jobFile, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs(jobFile)
+	f.spec = fleet.JobSpec{File: abs, Data: data, Name: "job"}
+	var err error
+	if f.pool, err = fleet.Connect(ctx, f.url); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.pool.Close)
+	if f.results, err = fleet.OpenResults(ctx, f.url, filepath.Join(f.dir, "results")); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.results.Close() })
+	f.server, err = fleet.NewServer(ctx, fleet.ServerConfig{Pool: f.pool, Results: f.results, Dir: filepath.Join(f.dir, "server"),
+		DeadAfter: 3 * time.Second, Log: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.server.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stop, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		f.server.Stop(stop)
+	})
+	return f
+}
+
+// worker starts `perfbot worker` as machine id, pinned to cpu.
+func (f *fixture) worker(t *testing.T, id string, cpu int) *exec.Cmd {
+	t.Helper()
+	bin, err := perfbotBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "worker", "--db", f.url, "--class", "test", "--machine", id,
+		"--dir", filepath.Join(f.dir, id), "--cpu", fmt.Sprint(cpu), "--heartbeat", "500ms",
+		"--results", filepath.Join(f.dir, "results"))
+	cmd.Env = append(os.Environ(), measure.MachineLockEnv+"="+filepath.Join(f.dir, id+".lock"))
+	log, err := os.Create(filepath.Join(f.dir, id+".log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+		log.Close()
+		if t.Failed() {
+			data, _ := os.ReadFile(log.Name())
+			t.Logf("%s's log:\n%s", id, data)
+		}
+	})
+	return cmd
+}
+
+// jobs lists the fleet's River jobs of kind.
+func jobs(t *testing.T, c *river.Client[pgx.Tx], kind string) []*rivertype.JobRow {
+	t.Helper()
+	res, err := c.JobList(context.Background(), river.NewJobListParams().Kinds(kind).First(1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Jobs
+}
+
+// TestFleetWorkerKilled: three real workers (distinct machines on this
+// host) take a comparison's builds and rounds; the one measuring is
+// SIGKILLed in the middle of a run. Its unfinished rounds go to another
+// machine, every round is done exactly once, nothing it started is left
+// running, and the store holds exactly as many runs as a single-machine
+// measurement of the same comparison.
+func TestFleetWorkerKilled(t *testing.T) {
+	const runs = 6
+	f := newFixture(t, runs)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ws := map[string]*exec.Cmd{}
+	for i, id := range []string{"m1", "m2", "m3"} {
+		ws[id] = f.worker(t, id, i%2)
+	}
+	row, err := f.server.EnqueueCompare(ctx, fleet.CompareArgs{Job: f.spec, Class: "test", Commits: f.commits})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Kill the machine that takes the rounds while it runs its third one.
+	var killed string
+	for killed == "" {
+		if ctx.Err() != nil {
+			t.Fatal("no round ran")
+		}
+		for id, w := range ws {
+			if w.ProcessState != nil || w.Process.Signal(syscall.Signal(0)) != nil {
+				t.Fatalf("worker %s ended", id)
+			}
+		}
+		for _, j := range jobs(t, f.server.River, "perfbot.round") {
+			var a fleet.RoundArgs
+			_ = json.Unmarshal(j.EncodedArgs, &a)
+			if j.State == rivertype.JobStateRunning && a.Round == 2 && benchRunning(filepath.Join(f.dir, a.Machine)) {
+				killed = a.Machine
+				if err := ws[killed].Process.Signal(syscall.SIGKILL); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("killed %s in the middle of round %d", killed, a.Round)
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	done, err := fleet.Await(ctx, f.server.River, row.ID, 200*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out fleet.CompareOutput
+	if err := json.Unmarshal(done.Output(), &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Rounds) != runs {
+		t.Errorf("compare gave rounds %v, want %d", out.Rounds, runs)
+	}
+
+	// Every round done exactly once: one completed job per round, and
+	// the killed machine's unfinished round was cancelled there.
+	completed := map[int]int{}
+	moved := 0
+	for _, j := range jobs(t, f.server.River, "perfbot.round") {
+		var a fleet.RoundArgs
+		_ = json.Unmarshal(j.EncodedArgs, &a)
+		if j.State == rivertype.JobStateCompleted {
+			completed[a.Round]++
+			if a.Machine != killed {
+				moved++
+			}
+		}
+	}
+	for r := range runs {
+		if completed[r] != 1 {
+			t.Errorf("round %d completed %d times, want once", r, completed[r])
+		}
+	}
+	if moved == 0 {
+		t.Errorf("no round was finished by another machine than the killed %s", killed)
+	}
+	if benchRunning(filepath.Join(f.dir, killed)) {
+		t.Errorf("a benchmark of the killed worker %s is still running", killed)
+	}
+
+	// As many runs stored as a single-machine measurement takes.
+	j, err := f.spec.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fleetRuns := 0
+	for _, c := range f.commits {
+		recs, err := f.results.RunsWithoutValues(ctx, j.Key(), c, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fleetRuns += len(recs)
+		for _, r := range recs {
+			if r.Machine == "" || r.Status != store.RunOK || !strings.HasPrefix(r.StdoutPath, fleet.BlobPrefix) {
+				t.Errorf("run %s: machine %q status %s stdout %s", r.RunKey, r.Machine, r.Status, r.StdoutPath)
+			}
+		}
+	}
+	if single := singleMachine(t, f); fleetRuns != single {
+		t.Errorf("the fleet stored %d runs, a single machine %d", fleetRuns, single)
+	}
+}
+
+// singleMachine measures the same comparison in-process on this machine,
+// in a store of its own, and returns the runs it stored.
+func singleMachine(t *testing.T, f *fixture) int {
+	ctx := context.Background()
+	j, err := f.spec.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(filepath.Join(f.dir, "single"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	repo, err := gitrev.Open(ctx, j.Repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var targets []measure.Target
+	for _, c := range f.commits {
+		targets = append(targets, measure.Target{Commit: gitrev.Commit{Hash: c}})
+	}
+	out, err := measure.Measure(ctx, j, targets, measure.Options{Store: st, Builder: &build.Builder{Repo: repo, Store: st, Dir: st.Dir()},
+		CPU: -1, WholeRounds: true, Retry: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, tg := range out.Targets {
+		n += len(tg.Runs)
+	}
+	return n
+}
+
+// benchRunning reports whether a ./bench process runs in a worktree under
+// dir.
+func benchRunning(dir string) bool {
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		cwd, err := os.Readlink(filepath.Join(p, "cwd"))
+		if err != nil || !strings.HasPrefix(cwd, dir+"/") {
+			continue
+		}
+		if comm, _ := os.ReadFile(filepath.Join(p, "comm")); strings.TrimSpace(string(comm)) == "bench" {
+			return true
+		}
+	}
+	return false
+}

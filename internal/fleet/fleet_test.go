@@ -202,23 +202,44 @@ func TestFleetWorkerKilled(t *testing.T) {
 		t.Errorf("compare gave rounds %v, want %d", out.Rounds, runs)
 	}
 
-	// Every round done exactly once: one completed job per round, and
-	// the killed machine's unfinished round was cancelled there.
-	completed := map[int]int{}
+	// Every round done exactly once: by one completed job, or stored
+	// whole by the killed machine before River heard of it; and every
+	// round's runs from one machine.
+	j, err := f.spec.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	machineOf := map[int]map[string]bool{} // run number -> machines
+	for _, c := range f.commits {
+		recs, err := f.results.RunsWithoutValues(ctx, j.Key(), c, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if machineOf[r.Index] == nil {
+				machineOf[r.Index] = map[string]bool{}
+			}
+			machineOf[r.Index][r.Machine] = true
+		}
+	}
+	completed := map[int]int{} // run number -> completed round jobs
 	moved := 0
-	for _, j := range jobs(t, f.server.River, "perfbot.round") {
+	for _, jr := range jobs(t, f.server.River, "perfbot.round") {
 		var a fleet.RoundArgs
-		_ = json.Unmarshal(j.EncodedArgs, &a)
-		if j.State == rivertype.JobStateCompleted {
-			completed[a.Round]++
+		_ = json.Unmarshal(jr.EncodedArgs, &a)
+		if jr.State == rivertype.JobStateCompleted {
+			completed[a.Slots[len(a.Slots)-1].Index]++
 			if a.Machine != killed {
 				moved++
 			}
 		}
 	}
-	for r := range runs {
-		if completed[r] != 1 {
-			t.Errorf("round %d completed %d times, want once", r, completed[r])
+	for idx, ms := range machineOf {
+		if len(ms) != 1 {
+			t.Errorf("round %d was taken on machines %v: want one", idx, ms)
+		}
+		if n := completed[idx]; n > 1 || n == 0 && !ms[killed] {
+			t.Errorf("round %d: completed by %d jobs (machines %v)", idx, n, ms)
 		}
 	}
 	if moved == 0 {
@@ -229,10 +250,6 @@ func TestFleetWorkerKilled(t *testing.T) {
 	}
 
 	// As many runs stored as a single-machine measurement takes.
-	j, err := f.spec.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
 	fleetRuns := 0
 	for _, c := range f.commits {
 		recs, err := f.results.RunsWithoutValues(ctx, j.Key(), c, "")

@@ -26,6 +26,9 @@ import (
 type Client struct {
 	Pool  *pgxpool.Pool
 	River *river.Client[pgx.Tx]
+	// Results is the fleet's results store: a round a dead machine
+	// stored whole is not taken again.
+	Results *store.Store
 	// DeadAfter: a machine whose last heartbeat is older is dead, and the
 	// rounds it had not finished go to another machine (default 30s).
 	DeadAfter time.Duration
@@ -172,11 +175,28 @@ func (r *Remote) ExecuteRounds(ctx context.Context, rounds [][]measure.Task, don
 		if err != nil {
 			return err
 		}
+		pending = nil
+		for _, i := range left {
+			// River records a job's completion after its work returns:
+			// a machine killed in between stored the round but left
+			// the job running.
+			recs, err := r.stored(ctx, rounds[i], machine)
+			if err != nil {
+				return err
+			}
+			if recs != nil {
+				if err := done(i, recs); err != nil {
+					return err
+				}
+				continue
+			}
+			pending = append(pending, i)
+		}
 		if len(left) > 0 {
 			dead = append(dead, machine)
-			r.c.Log("machine %s stopped answering: its %d unfinished rounds go to another machine of class %s", machine, len(left), r.class)
+			r.c.Log("machine %s stopped answering: %d of its unfinished rounds go to another machine of class %s (%d were stored whole)",
+				machine, len(pending), r.class, len(left)-len(pending))
 		}
-		pending = left
 	}
 	return nil
 }
@@ -332,4 +352,30 @@ func (c *Client) release(machine string, n int) {
 	c.mu.Lock()
 	c.assigned[machine] -= n
 	c.mu.Unlock()
+}
+
+// stored returns the runs of a round as machine stored them, when it
+// stored every one (nil otherwise).
+func (r *Remote) stored(ctx context.Context, tasks []measure.Task, machine string) ([]*store.RunRecord, error) {
+	if r.c.Results == nil {
+		return nil, nil
+	}
+	var out []*store.RunRecord
+	for _, t := range tasks {
+		if t.Warmup {
+			continue
+		}
+		recs, err := r.c.Results.Runs(ctx, t.Key.Job, t.Key.Commit, t.Key.Variant)
+		if err != nil {
+			return nil, err
+		}
+		i := slices.IndexFunc(recs, func(rec store.RunRecord) bool {
+			return rec.Index == t.Key.Index && rec.Session == t.Session && rec.Machine == machine
+		})
+		if i < 0 {
+			return nil, nil
+		}
+		out = append(out, &recs[i])
+	}
+	return out, nil
 }

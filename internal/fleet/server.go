@@ -95,7 +95,7 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		ws.Close()
 		return nil, err
 	}
-	s.client = &Client{Pool: cfg.Pool, River: s.River, DeadAfter: cfg.DeadAfter, Log: cfg.Log}
+	s.client = &Client{Pool: cfg.Pool, River: s.River, Results: cfg.Results, DeadAfter: cfg.DeadAfter, Log: cfg.Log}
 	s.client.init()
 	return s, nil
 }

@@ -53,6 +53,8 @@ type BisectArgs struct {
 	Metric      string  `json:"metric"`
 	Improvement bool    `json:"improvement,omitempty"`
 	Parallel    int     `json:"parallel,omitempty"`
+	// MaxCulprits is bisect's --max-culprits (0: its default).
+	MaxCulprits int `json:"max_culprits,omitempty"`
 }
 
 // Kind is River's name for bisections.
@@ -150,7 +152,7 @@ func (bw *bisectWorker) Work(ctx context.Context, rj *river.Job[BisectArgs]) err
 		return err
 	}
 	res, err := bisect.Run(ctx, bisect.Options{Measurer: m, Metric: ref.Name, Better: ref.Better, Improvement: a.Improvement,
-		Parallel: k, Resume: resume, Save: bisect.SaveState(s.cfg.Results, key), Log: m.Log,
+		Parallel: k, MaxCulprits: a.MaxCulprits, Resume: resume, Save: bisect.SaveState(s.cfg.Results, key), Log: m.Log,
 		Graph: bisect.GitGraph{Repo: b.Repo}}, good, path)
 	if err != nil && res == nil {
 		return again(ctx, err)

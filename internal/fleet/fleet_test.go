@@ -52,15 +52,17 @@ type fixture struct {
 	spec    fleet.JobSpec
 	commits []string
 	dir     string
+	repo    *testutil.GitRepo
 }
 
-func newFixture(t *testing.T, runs int) *fixture {
+func newFixture(t *testing.T, runs, size int) *fixture {
 	t.Helper()
 	testutil.NeedTool(t, "gcc")
 	testutil.NeedTool(t, "make")
 	f := &fixture{url: testutil.Postgres(t), dir: t.TempDir()}
 	ctx := context.Background()
 	r := testutil.NewGitRepo(t)
+	f.repo = r
 	for i, passes := range []int{6, 9} {
 		f.commits = append(f.commits, r.Commit(fmt.Sprintf("v%d", i), map[string]string{
 			"bench.c": testutil.BenchC(passes, "v"), "Makefile": testutil.BenchMakefile}))
@@ -68,12 +70,12 @@ func newFixture(t *testing.T, runs int) *fixture {
 	jobFile := filepath.Join(r.Dir, "..", "job.yaml")
 	data := []byte(fmt.Sprintf(`repo: %s
 build: {command: make bench, artifacts: [bench], timeout: 1m}
-run: {command: ./bench 4000000, timeout: 20s}
+run: {command: ./bench %d, timeout: 20s}
 runs: %d
 warmup: 1
 metrics:
   - {name: work_ms, regex: 'work_ms: (?P<value>[0-9.]+)', better: lower}
-`, filepath.Base(r.Dir), runs))
+`, filepath.Base(r.Dir), size, runs))
 	if err := os.WriteFile(jobFile, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +155,7 @@ func jobs(t *testing.T, c *river.Client[pgx.Tx], kind string) []*rivertype.JobRo
 // measurement of the same comparison.
 func TestFleetWorkerKilled(t *testing.T) {
 	const runs = 6
-	f := newFixture(t, runs)
+	f := newFixture(t, runs, 4000000)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	ws := map[string]*exec.Cmd{}
@@ -315,4 +317,74 @@ func benchRunning(dir string) bool {
 		}
 	}
 	return false
+}
+
+// bisectHistory adds commits to a fresh fixture's repository: n commits
+// after the base, the one at bad (1-based) making the benchmark slower.
+func bisectHistory(t *testing.T, workers, n, culprit int) (*fixture, string, string) {
+	f := newFixture(t, 6, 1500000)
+	r := f.repo
+	passes := 6
+	good := f.commits[0]
+	var bad, want string
+	for i := 1; i <= n; i++ {
+		if i == culprit {
+			passes = 9
+		}
+		bad = r.Commit(fmt.Sprintf("c%d", i), map[string]string{"bench.c": testutil.BenchC(passes, fmt.Sprint("c", i))})
+		if i == culprit {
+			want = bad
+		}
+	}
+	for i := range workers {
+		f.worker(t, fmt.Sprintf("b%d", i+1), i%2)
+	}
+	row, err := f.server.EnqueueBisect(context.Background(), fleet.BisectArgs{Job: f.spec, Class: "test", Good: good, Bad: bad,
+		Metric: "work_ms", Parallel: workers, MaxCulprits: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	done, err := fleet.Await(ctx, f.server.River, row.ID, 200*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out fleet.BisectOutput
+	if err := json.Unmarshal(done.Output(), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Error != "" || out.Result == nil || out.Result.Culprit == nil {
+		t.Fatalf("bisection found no culprit: %s", out.Error)
+	}
+	return f, out.Result.Culprit.Hash, want
+}
+
+// TestFleetBisect: a k-ary bisection on two real workers measures two
+// candidates at once and names the planted culprit.
+func TestFleetBisect(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and measures an 8-commit history on two workers")
+	}
+	_, got, want := bisectHistory(t, 2, 8, 5)
+	if got != want {
+		t.Errorf("culprit %.12s, want %.12s", got, want)
+	}
+}
+
+// TestFleetBisectFigures times one bisection of a 16-commit history with
+// 1, 2 and 4 workers (docs/fleet.md):
+//
+//	PERFBOT_FLEET_FIGURES=1 go test -run TestFleetBisectFigures -v ./internal/fleet
+func TestFleetBisectFigures(t *testing.T) {
+	if os.Getenv("PERFBOT_FLEET_FIGURES") == "" {
+		t.Skip("set PERFBOT_FLEET_FIGURES=1 to time bisections with 1, 2 and 4 workers")
+	}
+	for _, k := range []int{1, 2, 4} {
+		t.Run(fmt.Sprint(k), func(t *testing.T) {
+			start := time.Now()
+			_, got, want := bisectHistory(t, k, 16, 11)
+			t.Logf("%d workers: %.1fs, culprit right: %v", k, time.Since(start).Seconds(), got == want)
+		})
+	}
 }

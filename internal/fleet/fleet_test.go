@@ -117,6 +117,8 @@ func (f *fixture) worker(t *testing.T, id string, cpu int) *exec.Cmd {
 		"--dir", filepath.Join(f.dir, id), "--cpu", fmt.Sprint(cpu), "--heartbeat", "500ms",
 		"--results", filepath.Join(f.dir, "results"))
 	cmd.Env = append(os.Environ(), measure.MachineLockEnv+"="+filepath.Join(f.dir, id+".lock"))
+	// A test process killed outright takes its workers with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	log, err := os.Create(filepath.Join(f.dir, id+".log"))
 	if err != nil {
 		t.Fatal(err)

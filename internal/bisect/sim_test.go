@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 	"testing"
 
 	"github.com/perfbot/perfbot/internal/gitrev"
@@ -153,7 +154,10 @@ func (m *simMeasurer) Measure(ctx context.Context, reqs []Request) (*Batch, erro
 	}
 	b.Built, m.newly = m.newly, 0
 	// Interleaved rounds over what is missing.
-	type need struct{ req, layout, missing int }
+	type need struct {
+		req, layout int
+		missing     []int // run numbers to take
+	}
 	var needs []need
 	for i, r := range reqs {
 		pos := m.h.pos(r.Commit.Hash)
@@ -164,15 +168,26 @@ func (m *simMeasurer) Measure(ctx context.Context, reqs []Request) (*Batch, erro
 			m.runs[r.Commit.Hash] = make([][]Value, m.layouts)
 		}
 		for k := range m.layouts {
-			if miss := r.Runs - len(m.runs[r.Commit.Hash][k]); miss > 0 {
+			have := map[int]bool{}
+			for _, v := range m.runs[r.Commit.Hash][k] {
+				have[v.Index] = true
+			}
+			var miss []int
+			for idx := r.From + 1; idx <= r.Runs; idx++ {
+				if !have[idx] {
+					miss = append(miss, idx)
+				}
+			}
+			if len(miss) > 0 {
 				needs = append(needs, need{i, k, miss})
 			}
 		}
 	}
 	var counts []int
 	for _, n := range needs {
-		counts = append(counts, n.missing)
+		counts = append(counts, len(n.missing))
 	}
+	next := make([]int, len(needs))
 	for _, i := range measure.Spread(counts, m.rng) {
 		n := needs[i]
 		if m.killAfter > 0 && m.taken >= m.killAfter {
@@ -183,7 +198,8 @@ func (m *simMeasurer) Measure(ctx context.Context, reqs []Request) (*Batch, erro
 		}
 		h := reqs[n.req].Commit.Hash
 		v := m.draw(m.h.pos(h), n.layout)
-		idx := len(m.runs[h][n.layout]) + 1
+		idx := n.missing[next[i]]
+		next[i]++
 		for _, old := range m.runs[h][n.layout] {
 			if old.Index == idx {
 				m.repeated++
@@ -194,6 +210,11 @@ func (m *simMeasurer) Measure(ctx context.Context, reqs []Request) (*Batch, erro
 		m.clock++
 		m.taken++
 		b.Taken++
+	}
+	for _, ls := range m.runs {
+		for _, l := range ls {
+			slices.SortFunc(l, func(a, b Value) int { return a.Index - b.Index })
+		}
 	}
 	for _, r := range reqs {
 		s := Samples{Layouts: m.runs[r.Commit.Hash]}

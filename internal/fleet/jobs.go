@@ -116,7 +116,11 @@ type RoundArgs struct {
 	Machine string  `json:"machine"`
 	Session string  `json:"session"`
 	Round   int     `json:"round"` // the round's place in its measurement, for messages
-	Slots   []Slot  `json:"slots"`
+	// Move counts how often the rounds of this pass were queued again
+	// after their machine stopped answering (so that the new job is not
+	// taken for the cancelled one by River's uniqueness).
+	Move  int    `json:"move,omitempty"`
+	Slots []Slot `json:"slots"`
 }
 
 // Kind is River's name for round jobs.

@@ -149,24 +149,25 @@ func (r *Remote) Execute(context.Context, measure.Task) (*store.RunRecord, error
 // ExecuteRounds queues every round on one machine of the class (the
 // machine of the measurement's session, if it has one) and waits for them.
 // When that machine dies (no heartbeat for DeadAfter) the rounds it had
-// not finished are cancelled there and queued, with the same runs, on
-// another machine; the runs of each round come from one machine.
+// not finished are cancelled there and queued again, with the same runs,
+// on a live machine (another one, or the same once it is back); the runs
+// of each round come from one machine.
 func (r *Remote) ExecuteRounds(ctx context.Context, rounds [][]measure.Task, done func(int, []*store.RunRecord) error) error {
 	if len(rounds) == 0 {
 		return nil
 	}
 	session := rounds[0][0].Session
-	var dead []string
+	moves := 0
 	pending := make([]int, len(rounds))
 	for i := range pending {
 		pending[i] = i
 	}
 	for len(pending) > 0 {
-		machine, err := r.c.pick(ctx, r.class, session, dead, len(pending))
+		machine, err := r.c.pick(ctx, r.class, session, len(pending))
 		if err != nil {
 			return err
 		}
-		ids, err := r.queue(ctx, rounds, pending, session, machine)
+		ids, err := r.queue(ctx, rounds, pending, session, machine, moves)
 		if err != nil {
 			r.c.release(machine, len(pending))
 			return err
@@ -193,19 +194,19 @@ func (r *Remote) ExecuteRounds(ctx context.Context, rounds [][]measure.Task, don
 			pending = append(pending, i)
 		}
 		if len(left) > 0 {
-			dead = append(dead, machine)
-			r.c.Log("machine %s stopped answering: %d of its unfinished rounds go to another machine of class %s (%d were stored whole)",
-				machine, len(pending), r.class, len(left)-len(pending))
+			moves++
+			r.c.Log("machine %s stopped answering: %d of its %d unfinished rounds are queued again on a live machine of class %s (the others it had stored whole)",
+				machine, len(pending), len(left), r.class)
 		}
 	}
 	return nil
 }
 
 // queue inserts the rounds pending on machine, in order.
-func (r *Remote) queue(ctx context.Context, rounds [][]measure.Task, pending []int, session, machine string) ([]int64, error) {
+func (r *Remote) queue(ctx context.Context, rounds [][]measure.Task, pending []int, session, machine string, moves int) ([]int64, error) {
 	params := make([]river.InsertManyParams, len(pending))
 	for k, i := range pending {
-		a := RoundArgs{Job: r.spec, Class: r.class, Machine: machine, Session: session, Round: i}
+		a := RoundArgs{Job: r.spec, Class: r.class, Machine: machine, Session: session, Round: i, Move: moves}
 		for _, t := range rounds[i] {
 			s := Slot{Commit: t.Key.Commit, Variant: t.Variant, Index: t.Key.Index, BuildKey: t.Build.Record.Key}
 			if t.Warmup {
@@ -311,10 +312,10 @@ func (c *Client) alive(ctx context.Context, id string) (bool, error) {
 // machine while it lives, else the live machine of the class with the
 // fewest rounds queued on it by this process (waiting while there is
 // none). The n rounds are counted on it until released.
-func (c *Client) pick(ctx context.Context, class, session string, dead []string, n int) (string, error) {
+func (c *Client) pick(ctx context.Context, class, session string, n int) (string, error) {
 	told := false
 	for {
-		live, err := c.live(ctx, class, dead)
+		live, err := c.live(ctx, class, nil)
 		if err != nil {
 			return "", err
 		}

@@ -1,0 +1,164 @@
+package fleet_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/perfbot/perfbot/internal/fleet"
+)
+
+// proxy forwards TCP connections on a loopback port to target until cut:
+// a network between a worker and its database that can fail.
+type proxy struct {
+	t      *testing.T
+	target string
+	addr   string
+	mu     sync.Mutex
+	ln     net.Listener
+	conns  []net.Conn
+}
+
+func newProxy(t *testing.T, target string) *proxy {
+	p := &proxy{t: t, target: target}
+	p.listen("127.0.0.1:0")
+	t.Cleanup(p.cut)
+	return p
+}
+
+func (p *proxy) listen(addr string) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.mu.Lock()
+	p.ln, p.addr = ln, ln.Addr().String()
+	p.mu.Unlock()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			d, err := net.Dial("tcp", p.target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, d)
+			p.mu.Unlock()
+			go func() { io.Copy(d, c); d.Close() }()
+			go func() { io.Copy(c, d); c.Close() }()
+		}
+	}()
+}
+
+// cut closes the listener and every connection: the database is gone.
+func (p *proxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln != nil {
+		p.ln.Close()
+		p.ln = nil
+	}
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// TestWorkerLosesDatabase: a worker whose database stops answering in
+// the middle of a run stops measuring at once (its benchmark is killed)
+// and retries; when the database is back it takes the rounds again and
+// the comparison completes with every run stored once.
+func TestWorkerLosesDatabase(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the server to find the machine dead and for the worker to reconnect (about 30 s)")
+	}
+	const runs = 4
+	f := newFixture(t, runs, 12000000)
+	u, err := url.Parse(f.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProxy(t, u.Host)
+	u.Host = p.addr
+	saved := f.url
+	f.url = u.String()
+	f.worker(t, "w1", 0)
+	f.url = saved
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	row, err := f.server.EnqueueCompare(ctx, fleet.CompareArgs{Job: f.spec, Class: "test", Commits: f.commits})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wdir := filepath.Join(f.dir, "w1")
+	for !benchRunning(wdir) || !roundRunning(t, f, 1) {
+		if ctx.Err() != nil {
+			t.Fatal("no round ran")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p.cut()
+	start := time.Now()
+	for benchRunning(wdir) {
+		if time.Since(start) > 20*time.Second {
+			t.Fatal("the worker went on measuring without its database")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("the benchmark stopped %.1fs after the database went away", time.Since(start).Seconds())
+	time.Sleep(4 * time.Second) // past DeadAfter: the server moves the rounds
+	p.listen(p.addr)
+
+	done, err := fleet.Await(ctx, f.server.River, row.ID, 200*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out fleet.CompareOutput
+	if err := json.Unmarshal(done.Output(), &out); err != nil {
+		t.Fatal(err)
+	}
+	log, _ := os.ReadFile(filepath.Join(f.dir, "w1.log"))
+	for _, want := range []string{"lost the database", "the database answers again"} {
+		if !strings.Contains(string(log), want) {
+			t.Errorf("the worker's log does not say %q:\n%s", want, log)
+		}
+	}
+	j, _ := f.spec.Load()
+	n := 0
+	for _, c := range f.commits {
+		recs, err := f.results.RunsWithoutValues(ctx, j.Key(), c, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(recs)
+	}
+	if len(out.Rounds) != runs || n != 2*runs {
+		t.Errorf("rounds %v and %d runs stored; want %d rounds and %d runs", out.Rounds, n, runs, 2*runs)
+	}
+}
+
+// roundRunning reports whether the round job at place round is running.
+func roundRunning(t *testing.T, f *fixture, round int) bool {
+	for _, j := range jobs(t, f.server.River, "perfbot.round") {
+		var a fleet.RoundArgs
+		_ = json.Unmarshal(j.EncodedArgs, &a)
+		if j.State == rivertype.JobStateRunning && a.Round == round {
+			return true
+		}
+	}
+	return false
+}

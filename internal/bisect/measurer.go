@@ -183,6 +183,26 @@ func (m *StoreMeasurer) IsMerge(ctx context.Context, c gitrev.Commit) (bool, err
 // missing runs through the one measuring path (package measure): every
 // target's runs spread over one session ([measure.Spread]).
 func (m *StoreMeasurer) Measure(ctx context.Context, reqs []Request) (*Batch, error) {
+	return m.measureWith(ctx, m.Executor, reqs)
+}
+
+// Pinner is an Executor that can keep measurements on one machine: On
+// returns an executor whose measurements all go to the machine it keeps
+// for key (a fleet's: the machine of key's earlier rounds, while it lives).
+type Pinner interface {
+	On(key string) measure.Executor
+}
+
+// MeasureOn is Measure on the machine kept for key, when the Executor is
+// a [Pinner]; else Measure.
+func (m *StoreMeasurer) MeasureOn(ctx context.Context, key string, reqs []Request) (*Batch, error) {
+	if p, ok := m.Executor.(Pinner); ok {
+		return m.measureWith(ctx, p.On(key), reqs)
+	}
+	return m.Measure(ctx, reqs)
+}
+
+func (m *StoreMeasurer) measureWith(ctx context.Context, exec measure.Executor, reqs []Request) (*Batch, error) {
 	m.init()
 	batch := &Batch{}
 	var targets []measure.Target
@@ -196,7 +216,7 @@ func (m *StoreMeasurer) Measure(ctx context.Context, reqs []Request) (*Batch, er
 		}
 	}
 	out, err := measure.Measure(ctx, m.Job, targets, measure.Options{
-		Store: m.Store, Builder: &layoutBuilder{m: m, failed: map[string]error{}}, CPU: m.CPU, Executor: m.Executor,
+		Store: m.Store, Builder: &layoutBuilder{m: m, failed: map[string]error{}}, CPU: m.CPU, Executor: exec,
 		Order: measure.Spread, Rand: m.Rand, Progress: m.Progress, Wait: m.wait,
 	})
 	if out != nil {
@@ -310,7 +330,7 @@ func (m *StoreMeasurer) stored(ctx context.Context, commit string, v job.Variant
 	out := make([]Value, 0, len(recs))
 	statusOK := 0
 	for _, r := range recs {
-		val := Value{Index: r.Index}
+		val := Value{Index: r.Index, Machine: r.Machine}
 		if r.Status == store.RunOK {
 			statusOK++
 		}

@@ -102,37 +102,50 @@ func (b *bisector) parallelStep(ctx context.Context) error {
 	return nil
 }
 
-// lookAt decides candidate position p (the i-th of k looked at together):
-// each look takes n fresh runs of the candidate and as many of each end
-// as the test needs, in one Measure call, and compares them with each
-// other only; an undecided look is followed by one with twice the runs.
+// lookAt decides candidate position p, the i-th of k looked at
+// together. Its runs and the runs of the ends it is compared with come
+// from one machine: with a [PinningMeasurer] the calls of slot i stay on
+// one machine from step to step, and the ends' runs that machine took
+// before (for any candidate) are reused; fresh runs of the ends are taken
+// beside the candidate's only up to what the test needs, in a window of
+// run numbers of slot i's own, so that concurrent looks never take the
+// same run. An undecided look is followed by one with twice the runs.
 func (b *bisector) lookAt(ctx context.Context, p, i, k int, from [2]int) look {
 	rg := b.rg()
 	cand := b.path[p]
 	var l look
 	l.step = Step{Index: p, Commit: cand, Remaining: b.st.Hi - b.st.Lo, Range: b.st.Range}
 	s := &l.step
-	n := b.opt.StepRuns
-	candFrom := -1
-	stride := b.opt.MaxRuns + MinRuns(b.opt.Alpha, 1)
-	for round := 0; ; round++ {
-		m := max(MinRuns(b.opt.Alpha, n), n)
-		win := (round*k + i) * stride
-		reqs := []Request{{Commit: cand}, {Commit: rg.Good, From: from[0] + win, Runs: from[0] + win + m},
-			{Commit: rg.Bad, From: from[1] + win, Runs: from[1] + win + m}}
-		if candFrom < 0 {
-			// The candidate's own runs: after whatever it has stored.
-			batch, err := b.opt.Measurer.Measure(ctx, []Request{{Commit: cand}})
-			if err != nil {
-				l.err = err
-				return l
-			}
-			l.built += batch.Built
-			candFrom = batch.Samples[0].maxIndex()
+	key := fmt.Sprintf("bisect slot %d of %d", i+1, k)
+	measureOn := func(reqs []Request) (*Batch, error) {
+		if pm, ok := b.opt.Measurer.(PinningMeasurer); ok {
+			return pm.MeasureOn(ctx, key, reqs)
 		}
-		cf := candFrom + round*b.opt.MaxRuns
-		reqs[0].From, reqs[0].Runs = cf, cf+n
-		batch, err := b.opt.Measurer.Measure(ctx, reqs)
+		return b.opt.Measurer.Measure(ctx, reqs)
+	}
+	// What is stored: the candidate's runs and the ends' (all machines).
+	batch, err := measureOn([]Request{{Commit: cand}, {Commit: rg.Good}, {Commit: rg.Bad}})
+	if err != nil {
+		l.err = err
+		return l
+	}
+	l.built += batch.Built
+	cf := batch.Samples[0].maxIndex()
+	machine := b.slotMachine(i)
+	stride := b.opt.MaxRuns + MinRuns(b.opt.Alpha, 1)
+	win := [2]int{from[0] + i*stride, from[1] + i*stride}
+	fresh := [2]int{}
+	n := b.opt.StepRuns
+	for {
+		m := max(MinRuns(b.opt.Alpha, n), n)
+		reqs := []Request{{Commit: cand, From: cf, Runs: cf + n}, {Commit: rg.Good}, {Commit: rg.Bad}}
+		for e := range 2 {
+			// Fresh runs of the end in this slot's window: as many as its
+			// runs on the slot's machine (outside the window) lack.
+			fresh[e] = min(max(fresh[e], m-batch.Samples[1+e].onMachine(machine, win[e], win[e]+stride)), stride)
+			reqs[1+e].From, reqs[1+e].Runs = win[e], win[e]+fresh[e]
+		}
+		batch, err = measureOn(reqs)
 		if batch != nil {
 			l.taken += batch.Taken
 			l.built += batch.Built
@@ -142,8 +155,12 @@ func (b *bisector) lookAt(ctx context.Context, p, i, k int, from [2]int) look {
 			return l
 		}
 		c := batch.Samples[0].window(cf, cf+n)
-		good := batch.Samples[1].window(reqs[1].From, reqs[1].Runs)
-		bad := batch.Samples[2].window(reqs[2].From, reqs[2].Runs)
+		if mc := c.machine(); mc != machine {
+			machine = mc
+			b.setSlotMachine(i, mc)
+		}
+		good := batch.Samples[1].of(machine)
+		bad := batch.Samples[2].of(machine)
 		s.Runs = c.runs()
 		if c.BuildErr != nil {
 			s.Verdict, s.Reason = Skip, firstLine(c.BuildErr.Error())
@@ -158,18 +175,75 @@ func (b *bisector) lookAt(ctx context.Context, p, i, k int, from [2]int) look {
 		s.VsGood, s.VsBad = &vg, &vb
 		near := b.nearerTo(c, good, bad)
 		verdict, reason, note := b.evidence(vg, vb, near)
+		where := ""
+		if machine != "" {
+			where = " on " + machine
+		}
 		if verdict != "" {
 			s.Verdict, s.Reason, s.Note = verdict, reason, note
-			s.Reason += fmt.Sprintf(" (against %d runs of each end taken with it)", m)
+			s.Reason += fmt.Sprintf(" (against %d and %d runs of the ends%s)", good.runs(), bad.runs(), where)
 			return l
 		}
 		if n >= b.opt.MaxRuns {
 			s.Verdict, s.Guessed = near, true
-			s.Reason = fmt.Sprintf("undecided after %d runs (vs good: %s; vs bad: %s); placed with the nearer end", s.Runs, vg.Reason, vb.Reason)
+			s.Reason = fmt.Sprintf("undecided after %d runs%s (vs good: %s; vs bad: %s); placed with the nearer end", s.Runs, where, vg.Reason, vb.Reason)
 			return l
 		}
 		n = min(2*n, b.opt.MaxRuns)
 	}
+}
+
+// slotMachine is the machine that took slot i's last look ("" unknown).
+func (b *bisector) slotMachine(i int) string {
+	b.slotMu.Lock()
+	defer b.slotMu.Unlock()
+	return b.slots[i]
+}
+
+func (b *bisector) setSlotMachine(i int, m string) {
+	b.slotMu.Lock()
+	defer b.slotMu.Unlock()
+	if b.slots == nil {
+		b.slots = map[int]string{}
+	}
+	b.slots[i] = m
+}
+
+// machine is the machine of the first run ("" when none or unknown).
+func (s Samples) machine() string {
+	for _, l := range s.Layouts {
+		for _, v := range l {
+			return v.Machine
+		}
+	}
+	return ""
+}
+
+// of keeps the runs taken on machine.
+func (s Samples) of(machine string) Samples {
+	out := Samples{BuildErr: s.BuildErr}
+	for _, l := range s.Layouts {
+		out.Layouts = append(out.Layouts, slices.DeleteFunc(slices.Clone(l), func(v Value) bool { return v.Machine != machine }))
+	}
+	return out
+}
+
+// onMachine counts the OK runs (of the layout with the fewest) taken on
+// machine outside the run numbers lo+1..hi.
+func (s Samples) onMachine(machine string, lo, hi int) int {
+	n := -1
+	for _, l := range s.Layouts {
+		c := 0
+		for _, v := range l {
+			if v.OK && v.Machine == machine && (v.Index <= lo || v.Index > hi) {
+				c++
+			}
+		}
+		if n < 0 || c < n {
+			n = c
+		}
+	}
+	return max(n, 0)
 }
 
 // window keeps the runs numbered from+1..to.

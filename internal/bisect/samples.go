@@ -28,6 +28,16 @@ type Measurer interface {
 	Layouts() int
 }
 
+// PinningMeasurer is a Measurer that can keep calls on one machine (a
+// fleet's): MeasureOn measures on the machine it keeps for key, the one
+// that took key's earlier calls while it lives. The k-ary search keeps
+// each of its candidate slots on one machine, whose runs of the ends then
+// serve every candidate it measures.
+type PinningMeasurer interface {
+	Measurer
+	MeasureOn(ctx context.Context, key string, reqs []Request) (*Batch, error)
+}
+
 // Prefetcher is implemented by measurers that can build commits ahead, in
 // the background, while runs are being taken ([SpeculateBuild]).
 type Prefetcher interface {
@@ -68,6 +78,8 @@ type Value struct {
 	OK     bool    // false for failed runs (crash, timeout, missing metric)
 	Value  float64 // the metric (the median of the run's values); 0 when !OK
 	Reason string  // why it failed
+	// Machine is the machine that took the run ("" when unknown).
+	Machine string
 }
 
 // maxIndex is the highest run number stored under any layout.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/perfbot/perfbot/internal/gitrev"
@@ -67,6 +68,9 @@ type bisector struct {
 	start time.Time
 	dir   float64 // +1 when bad values are higher than good ones, -1 otherwise
 	ends  [2]Samples
+	// slots holds the machine of each k-ary candidate slot's last look.
+	slotMu sync.Mutex
+	slots  map[int]string
 }
 
 // Run bisects path, the first-parent commits after good (oldest first, the

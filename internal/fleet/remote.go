@@ -38,7 +38,8 @@ type Client struct {
 
 	mu       sync.Mutex
 	assigned map[string]int    // machine -> rounds queued by this process, not yet done
-	pins     map[string]string // measurement session -> its machine
+	remotes  int64             // Remotes made by For
+	pins     map[string]string // pin key (a measurement's session, or Remote.On's key) -> its machine
 }
 
 func (c *Client) init() {
@@ -62,7 +63,11 @@ func (c *Client) init() {
 // machines of class.
 func (c *Client) For(spec JobSpec, class string) *Remote {
 	c.init()
-	return &Remote{c: c, spec: spec, class: class}
+	c.mu.Lock()
+	c.remotes++
+	id := c.remotes
+	c.mu.Unlock()
+	return &Remote{c: c, spec: spec, class: class, id: id}
 }
 
 // Remote builds and measures one job in the fleet.
@@ -70,6 +75,15 @@ type Remote struct {
 	c     *Client
 	spec  JobSpec
 	class string
+	pin   string // the key whose machine takes the rounds; "" is each measurement's session
+	id    int64  // this Remote's number in its Client: On's keys are its own
+}
+
+// On returns the Remote whose measurements all go to the machine kept for
+// key: the machine of key's earlier rounds while it lives (bisect's k-ary
+// search keeps each candidate slot on one machine this way).
+func (r *Remote) On(key string) measure.Executor {
+	return &Remote{c: r.c, spec: r.spec, class: r.class, id: r.id, pin: fmt.Sprintf("remote %d: %s", r.id, key)}
 }
 
 // wait polls job id until it is finalized and returns its row.
@@ -157,13 +171,17 @@ func (r *Remote) ExecuteRounds(ctx context.Context, rounds [][]measure.Task, don
 		return nil
 	}
 	session := rounds[0][0].Session
+	pin := r.pin
+	if pin == "" {
+		pin = "session " + session
+	}
 	moves := 0
 	pending := make([]int, len(rounds))
 	for i := range pending {
 		pending[i] = i
 	}
 	for len(pending) > 0 {
-		machine, err := r.c.pick(ctx, r.class, session, len(pending))
+		machine, err := r.c.pick(ctx, r.class, pin, len(pending))
 		if err != nil {
 			return err
 		}
@@ -308,11 +326,11 @@ func (c *Client) alive(ctx context.Context, id string) (bool, error) {
 	return time.Duration(age*float64(time.Second)) < c.DeadAfter, nil
 }
 
-// pick chooses the machine of a measurement's rounds: the session's
-// machine while it lives, else the live machine of the class with the
+// pick chooses the machine of a measurement's rounds: the machine kept
+// for pin (its session, or Remote.On's key) while it lives, else the live machine of the class with the
 // fewest rounds queued on it by this process (waiting while there is
 // none). The n rounds are counted on it until released.
-func (c *Client) pick(ctx context.Context, class, session string, n int) (string, error) {
+func (c *Client) pick(ctx context.Context, class, pin string, n int) (string, error) {
 	told := false
 	for {
 		live, err := c.live(ctx, class, nil)
@@ -320,7 +338,7 @@ func (c *Client) pick(ctx context.Context, class, session string, n int) (string
 			return "", err
 		}
 		c.mu.Lock()
-		m := c.pins[session]
+		m := c.pins[pin]
 		if m == "" || !slices.Contains(live, m) {
 			m = ""
 			for _, id := range live {
@@ -330,7 +348,7 @@ func (c *Client) pick(ctx context.Context, class, session string, n int) (string
 			}
 		}
 		if m != "" {
-			c.pins[session] = m
+			c.pins[pin] = m
 			c.assigned[m] += n
 			c.mu.Unlock()
 			return m, nil

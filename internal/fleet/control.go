@@ -31,7 +31,9 @@ type CompareArgs struct {
 func (CompareArgs) Kind() string { return "perfbot.compare" }
 
 // InsertOpts puts comparisons in the server's queue.
-func (CompareArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: QueueControl} }
+func (CompareArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueControl, MaxAttempts: MaxAttempts}
+}
 
 // CompareOutput is what a comparison records: the rounds to compare,
 // within the session that took them (the table is built from the store).
@@ -61,7 +63,9 @@ type BisectArgs struct {
 func (BisectArgs) Kind() string { return "perfbot.bisect" }
 
 // InsertOpts puts bisections in the server's queue.
-func (BisectArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: QueueControl} }
+func (BisectArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueControl, MaxAttempts: MaxAttempts}
+}
 
 // controlWorker works a server's orchestration jobs.
 type compareWorker struct {

@@ -18,6 +18,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/perfbot/perfbot/internal/bisect"
 	"github.com/perfbot/perfbot/internal/build"
 	"github.com/perfbot/perfbot/internal/fleet"
 	"github.com/perfbot/perfbot/internal/gitrev"
@@ -323,7 +324,7 @@ func benchRunning(dir string) bool {
 
 // bisectHistory adds commits to a fresh fixture's repository: n commits
 // after the base, the one at bad (1-based) making the benchmark slower.
-func bisectHistory(t *testing.T, workers, n, culprit int) (*fixture, string, string) {
+func bisectHistory(t *testing.T, workers, n, culprit int) (*fixture, *bisect.Result, string) {
 	f := newFixture(t, 6, 1500000)
 	r := f.repo
 	passes := 6
@@ -359,7 +360,7 @@ func bisectHistory(t *testing.T, workers, n, culprit int) (*fixture, string, str
 	if out.Error != "" || out.Result == nil || out.Result.Culprit == nil {
 		t.Fatalf("bisection found no culprit: %s", out.Error)
 	}
-	return f, out.Result.Culprit.Hash, want
+	return f, out.Result, want
 }
 
 // TestFleetBisect: a k-ary bisection on two real workers measures two
@@ -368,9 +369,9 @@ func TestFleetBisect(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and measures an 8-commit history on two workers")
 	}
-	_, got, want := bisectHistory(t, 2, 8, 5)
-	if got != want {
-		t.Errorf("culprit %.12s, want %.12s", got, want)
+	_, res, want := bisectHistory(t, 2, 8, 5)
+	if res.Culprit.Hash != want {
+		t.Errorf("culprit %.12s, want %.12s", res.Culprit.Hash, want)
 	}
 }
 
@@ -385,8 +386,9 @@ func TestFleetBisectFigures(t *testing.T) {
 	for _, k := range []int{1, 2, 4} {
 		t.Run(fmt.Sprint(k), func(t *testing.T) {
 			start := time.Now()
-			_, got, want := bisectHistory(t, k, 16, 11)
-			t.Logf("%d workers: %.1fs, culprit right: %v", k, time.Since(start).Seconds(), got == want)
+			_, res, want := bisectHistory(t, k, 16, 11)
+			t.Logf("%d workers: %.1fs, culprit right: %v, %d steps, %d runs (%d in the check), %d builds",
+				k, time.Since(start).Seconds(), res.Culprit.Hash == want, len(res.Steps), res.Runs, res.CheckRuns, res.Builds)
 		})
 	}
 }

@@ -46,6 +46,12 @@ func DefaultMachine() string {
 	return s
 }
 
+// MaxAttempts is how often a build, round or orchestration job is
+// tried (a rescue after its worker died counts; River's default is 25,
+// days of retries for an error that will not go away). A snoozed
+// orchestration does not count.
+const MaxAttempts = 5
+
 // Grace is added to the job file's timeouts to make a River job's timeout:
 // what fetching the repository, restoring a build or storing runs may
 // take beside the build or the runs themselves.
@@ -88,7 +94,7 @@ func (BuildArgs) Kind() string { return "perfbot.build" }
 // InsertOpts puts a build in its class's queue, once: a build already
 // queued, running or done is not queued again (River's unique jobs).
 func (a BuildArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: ClassQueue(a.Class), UniqueOpts: river.UniqueOpts{ByArgs: true}}
+	return river.InsertOpts{Queue: ClassQueue(a.Class), UniqueOpts: river.UniqueOpts{ByArgs: true}, MaxAttempts: MaxAttempts}
 }
 
 // BuildOutput is what a build job records as its output.
@@ -128,7 +134,7 @@ func (RoundArgs) Kind() string { return "perfbot.round" }
 
 // InsertOpts puts a round in its machine's queue, once.
 func (a RoundArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: MachineQueue(a.Machine), UniqueOpts: river.UniqueOpts{ByArgs: true}}
+	return river.InsertOpts{Queue: MachineQueue(a.Machine), UniqueOpts: river.UniqueOpts{ByArgs: true}, MaxAttempts: MaxAttempts}
 }
 
 // RoundOutput is what a round job records: its runs, each already stored.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -376,19 +377,22 @@ func TestFleetBisect(t *testing.T) {
 }
 
 // TestFleetBisectFigures times one bisection of a 16-commit history with
-// 1, 2 and 4 workers (docs/fleet.md):
+// 1, 2 and 4 workers, PERFBOT_FLEET_FIGURES times each (docs/fleet.md):
 //
-//	PERFBOT_FLEET_FIGURES=1 go test -run TestFleetBisectFigures -v ./internal/fleet
+//	PERFBOT_FLEET_FIGURES=3 go test -run TestFleetBisectFigures -v ./internal/fleet
 func TestFleetBisectFigures(t *testing.T) {
-	if os.Getenv("PERFBOT_FLEET_FIGURES") == "" {
-		t.Skip("set PERFBOT_FLEET_FIGURES=1 to time bisections with 1, 2 and 4 workers")
+	reps, _ := strconv.Atoi(os.Getenv("PERFBOT_FLEET_FIGURES"))
+	if reps <= 0 {
+		t.Skip("set PERFBOT_FLEET_FIGURES=N to time N bisections each with 1, 2 and 4 workers")
 	}
-	for _, k := range []int{1, 2, 4} {
-		t.Run(fmt.Sprint(k), func(t *testing.T) {
-			start := time.Now()
-			_, res, want := bisectHistory(t, k, 16, 11)
-			t.Logf("%d workers: %.1fs, culprit right: %v, %d steps, %d runs (%d in the check), %d builds",
-				k, time.Since(start).Seconds(), res.Culprit.Hash == want, len(res.Steps), res.Runs, res.CheckRuns, res.Builds)
-		})
+	for rep := range reps {
+		for _, k := range []int{1, 2, 4} {
+			t.Run(fmt.Sprintf("%d/%d", k, rep), func(t *testing.T) {
+				start := time.Now()
+				_, res, want := bisectHistory(t, k, 16, 11)
+				t.Logf("%d workers: %.1fs, culprit right: %v, %d steps, %d runs (%d in the check), %d builds",
+					k, time.Since(start).Seconds(), res.Culprit.Hash == want, len(res.Steps), res.Runs, res.CheckRuns, res.Builds)
+			})
+		}
 	}
 }

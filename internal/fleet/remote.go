@@ -149,10 +149,12 @@ func (r *Remote) Build(ctx context.Context, j *job.Job, commit gitrev.Commit, v 
 	}
 	rec := &store.BuildRecord{Key: out.Key, Commit: commit.Hash, Variant: v.Name, Status: store.BuildStatus(out.Status), Error: out.Error,
 		Started: *row.AttemptedAt, Duration: row.FinalizedAt.Sub(*row.AttemptedAt)}
+	// A build queued before (River's unique jobs) was not made now.
+	cached := res.UniqueSkippedAsDuplicate
 	if rec.Status != store.BuildOK {
-		return &build.Result{Record: rec}, fmt.Errorf("%w: %s (on %s): %s", build.ErrFailed, commit.Short(), out.Machine, out.Error)
+		return &build.Result{Record: rec, Cached: cached}, fmt.Errorf("%w: %s (on %s): %s", build.ErrFailed, commit.Short(), out.Machine, out.Error)
 	}
-	return &build.Result{Record: rec}, nil
+	return &build.Result{Record: rec, Cached: cached}, nil
 }
 
 // Execute is not used: a fleet takes whole rounds (ExecuteRounds).

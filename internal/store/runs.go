@@ -15,15 +15,16 @@ import (
 
 // RunDir returns the folder for the raw logs of run k, lkp-style:
 //
-//	<Dir>/results/<job>/<commit>/<variant, or "default" for "">/<index>
+//	<results>/<job>/<commit>/<variant, or "default" for "">/<index>
 //
-// It only computes the path; the caller creates the folder (os.MkdirAll)
+// where <results> is <Dir>/results, or for a PostgreSQL store the
+// Results folder of its [Options]. It only computes the path; the caller creates the folder (os.MkdirAll)
 // before writing into it. Characters outside [A-Za-z0-9._+,=@-] in the
 // job, commit and variant are escaped as %XX, so every part is one safe
 // path element. A variant literally named "default" shares the folder of
 // the plain build; package job should not allow that name.
 func (s *Store) RunDir(k RunKey) string {
-	return filepath.Join(s.dir, ResultsDir, pathElem(k.Job), pathElem(k.Commit),
+	return filepath.Join(s.results, pathElem(k.Job), pathElem(k.Commit),
 		pathElem(variantName(k.Variant)), strconv.Itoa(k.Index))
 }
 
@@ -93,9 +94,16 @@ func (s *Store) PutRun(ctx context.Context, r *RunRecord) error {
 	if !runStatuses[r.Status] {
 		return fmt.Errorf("store: %s: unknown status %q", what, r.Status)
 	}
+	if err := checkText("job key", r.Job, "commit", r.Commit, "variant", r.Variant, "reason", r.Reason,
+		"stdout path", r.StdoutPath, "stderr path", r.StderrPath, "session", r.Session, "machine", r.Machine); err != nil {
+		return fmt.Errorf("store: %s: %w", what, err)
+	}
 	for i, v := range r.Values {
 		if v.Name == "" {
 			return fmt.Errorf("store: %s: value %d has no metric name", what, i+1)
+		}
+		if err := checkText("metric name", v.Name, "unit", v.Unit); err != nil {
+			return fmt.Errorf("store: %s: value %d: %w", what, i+1, err)
 		}
 		if math.IsNaN(v.Value) {
 			return fmt.Errorf("store: %s: value %d of metric %q is NaN", what, i+1, v.Name)
@@ -107,7 +115,7 @@ func (s *Store) PutRun(ctx context.Context, r *RunRecord) error {
 	}
 
 	var added map[string]metricRow
-	err = s.write(ctx, what, func(tx *sql.Tx) error {
+	err = s.write(ctx, what, func(tx txn) error {
 		var id int64
 		err := tx.QueryRowContext(ctx, `
 			INSERT INTO runs (job_key, commit_hash, variant, idx, status, reason, cpu, started_unix_ns,
@@ -157,7 +165,7 @@ func (s *Store) PutRun(ctx context.Context, r *RunRecord) error {
 
 // metricIDs returns the metric id of each value, creating the metrics the
 // job has not stored yet; added holds those, to be cached once committed.
-func (s *Store) metricIDs(ctx context.Context, tx *sql.Tx, job string, values []metric.Value) (ids []int64, added map[string]metricRow, err error) {
+func (s *Store) metricIDs(ctx context.Context, tx txn, job string, values []metric.Value) (ids []int64, added map[string]metricRow, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	known, ok := s.metrics[job]
@@ -172,13 +180,27 @@ func (s *Store) metricIDs(ctx context.Context, tx *sql.Tx, job string, values []
 	}
 	// Create the metrics not known yet, in first-seen order. Another
 	// process may have created some since the cache was filled: on
-	// conflict the existing row is returned.
+	// conflict the existing row is returned (the no-op update locks it
+	// without touching its key, so it does not wait for runs whose
+	// values reference it).
 	var missing []metric.Value
 	seen := make(map[string]bool)
 	for _, v := range values {
 		if _, ok := known[v.Name]; !ok && !seen[v.Name] {
 			seen[v.Name] = true
 			missing = append(missing, v)
+		}
+	}
+	if len(missing) > 0 && s.dialect == postgresDB {
+		// PostgreSQL writers run at once. Two runs creating the same
+		// metrics in different orders would wait for each other's
+		// uncommitted rows (a deadlock); one creator per job at a time,
+		// until it commits, keeps them apart and each run's new metrics
+		// numbered together in its first-seen order. A creator holds no
+		// other metric row when it waits here, and a writer that has
+		// passed here waits for nothing but its own run's row.
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(?, hashtext(?))`, metricsLockClass, job); err != nil {
+			return nil, nil, fmt.Errorf("metrics: %w", err)
 		}
 	}
 	for start := 0; start < len(missing); start += valuesPerInsert {
@@ -189,7 +211,7 @@ func (s *Store) metricIDs(ctx context.Context, tx *sql.Tx, job string, values []
 		}
 		rows, err := tx.QueryContext(ctx, `INSERT INTO metrics (job_key, name, unit, better) VALUES `+
 			strings.Repeat("(?, ?, ?, ?), ", len(chunk)-1)+`(?, ?, ?, ?)
-			ON CONFLICT (job_key, name) DO UPDATE SET name = excluded.name
+			ON CONFLICT (job_key, name) DO UPDATE SET unit = metrics.unit
 			RETURNING id, name, unit, better`, args...)
 		if err != nil {
 			return nil, nil, fmt.Errorf("metrics: %w", err)
@@ -232,7 +254,7 @@ func (s *Store) metricIDs(ctx context.Context, tx *sql.Tx, job string, values []
 	return ids, added, nil
 }
 
-func loadMetrics(ctx context.Context, tx *sql.Tx, job string) (map[string]metricRow, error) {
+func loadMetrics(ctx context.Context, tx txn, job string) (map[string]metricRow, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT id, name, unit, better FROM metrics WHERE job_key = ?`, job)
 	if err != nil {
 		return nil, err
@@ -252,7 +274,7 @@ func loadMetrics(ctx context.Context, tx *sql.Tx, job string) (map[string]metric
 
 // insertValues writes the values of run id, valuesPerInsert rows per
 // statement.
-func insertValues(ctx context.Context, tx *sql.Tx, id int64, ids []int64, values []metric.Value) error {
+func insertValues(ctx context.Context, tx txn, id int64, ids []int64, values []metric.Value) error {
 	var full *sql.Stmt
 	args := make([]any, 0, 4*valuesPerInsert)
 	for start := 0; start < len(values); start += valuesPerInsert {

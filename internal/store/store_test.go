@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"bufio"
+	"context"
 	"database/sql"
 	"fmt"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/perfbot/perfbot/internal/metric"
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/store/storetest"
+	"github.com/perfbot/perfbot/internal/testutil"
 )
 
 func open(t *testing.T, dir string) *store.Store {
@@ -32,11 +34,33 @@ func open(t *testing.T, dir string) *store.Store {
 	return s
 }
 
+func TestMain(m *testing.M) { os.Exit(testutil.RunWithPostgres(m)) }
+
+// sqliteBackend is the SQLite store in a fresh folder.
+var sqliteBackend = storetest.Backend{
+	Fresh: func(t *testing.T) string { return t.TempDir() },
+	Open: func(_ context.Context, _ *testing.T, dir string) (storetest.Store, error) {
+		return store.Open(dir)
+	},
+}
+
+// postgresBackend is the PostgreSQL store in a fresh database, each Store
+// with a folder of its own.
+var postgresBackend = storetest.Backend{
+	Fresh: func(t *testing.T) string { return testutil.Postgres(t) },
+	Open: func(ctx context.Context, t *testing.T, url string) (storetest.Store, error) {
+		return store.OpenURL(ctx, url, store.Options{Dir: t.TempDir()})
+	},
+}
+
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	storetest.Exercise(t, func(t *testing.T) storetest.Store {
-		return open(t, t.TempDir())
-	})
+	storetest.Exercise(t, sqliteBackend)
+}
+
+func TestConformancePostgres(t *testing.T) {
+	t.Parallel()
+	storetest.Exercise(t, postgresBackend)
 }
 
 func TestOpenLayout(t *testing.T) {

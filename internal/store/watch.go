@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,7 +32,11 @@ func (s *Store) PutTested(ctx context.Context, t *Tested) error {
 	if layout == "" {
 		layout = "null"
 	}
-	return s.write(ctx, "put tested "+t.Commit, func(tx *sql.Tx) error {
+	if err := checkText("job key", t.Job, "variant", t.Variant, "commit", t.Commit, "branch", t.Branch,
+		"reference", t.Ref, "session", t.Session, "layout", layout); err != nil {
+		return fmt.Errorf("store: put tested %s: %w", t.Commit, err)
+	}
+	return s.write(ctx, "put tested "+t.Commit, func(tx txn) error {
 		_, err := tx.ExecContext(ctx, `
 			INSERT INTO tested (job_key, variant, commit_hash, branch, ref_commit, session, rounds, cycle, tested_unix_ns, layout)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -49,7 +52,7 @@ func (s *Store) PutTested(ctx context.Context, t *Tested) error {
 // commit hash.
 func (s *Store) TestedCommits(ctx context.Context, job, variant string) (map[string]Tested, error) {
 	out := map[string]Tested{}
-	err := s.read(ctx, "list tested commits", func(tx *sql.Tx) error {
+	err := s.read(ctx, "list tested commits", func(tx txn) error {
 		rows, err := tx.QueryContext(ctx, `SELECT commit_hash, branch, ref_commit, session, rounds, cycle, tested_unix_ns, layout
 			FROM tested WHERE job_key = ? AND variant = ?`, job, variant)
 		if err != nil {
@@ -104,8 +107,11 @@ type FindingRecord struct {
 // the data of an existing one (its state, reason and sent mail are kept;
 // it is no longer withdrawn).
 func (s *Store) PutFinding(ctx context.Context, culprit string, data []byte) (created bool, err error) {
+	if err := checkText("culprit", culprit, "data", string(data)); err != nil {
+		return false, fmt.Errorf("store: put finding %s: %w", culprit, err)
+	}
 	now := time.Now().UnixNano()
-	err = s.write(ctx, "put finding "+culprit, func(tx *sql.Tx) error {
+	err = s.write(ctx, "put finding "+culprit, func(tx txn) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO findings (culprit, state, reason, withdrawn, data, message_id, sent_to, created_unix_ns, updated_unix_ns)
 			VALUES (?, ?, '', 0, ?, '', '[]', ?, ?) ON CONFLICT (culprit) DO NOTHING`, culprit, string(Untriaged), string(data), now, now)
 		if err != nil {
@@ -141,7 +147,7 @@ func (s *Store) Findings(ctx context.Context) ([]FindingRecord, error) {
 
 func (s *Store) findings(ctx context.Context, where string, args ...any) ([]FindingRecord, error) {
 	var out []FindingRecord
-	err := s.read(ctx, "list findings", func(tx *sql.Tx) error {
+	err := s.read(ctx, "list findings", func(tx txn) error {
 		rows, err := tx.QueryContext(ctx, `SELECT culprit, state, reason, withdrawn, data, message_id, sent_to, created_unix_ns, updated_unix_ns
 			FROM findings `+where, args...)
 		if err != nil {
@@ -177,6 +183,9 @@ func (s *Store) SetFindingState(ctx context.Context, culprit string, state Findi
 	default:
 		return fmt.Errorf("unknown finding state %q (want untriaged, acknowledged or dismissed)", state)
 	}
+	if err := checkText("reason", reason); err != nil {
+		return fmt.Errorf("store: finding %s: %w", culprit, err)
+	}
 	return s.updateFinding(ctx, culprit, `state = ?, reason = ?`, string(state), reason)
 }
 
@@ -188,12 +197,15 @@ func (s *Store) WithdrawFinding(ctx context.Context, culprit string) error {
 // MarkSent records that a finding's mail went out: at least once, never
 // twice to the same recipients.
 func (s *Store) MarkSent(ctx context.Context, culprit, messageID string, to []string) error {
-	sent, _ := json.Marshal(to)
+	sent, _ := json.Marshal(to) // valid UTF-8, NUL escaped
+	if err := checkText("Message-ID", messageID); err != nil {
+		return fmt.Errorf("store: finding %s: %w", culprit, err)
+	}
 	return s.updateFinding(ctx, culprit, `message_id = ?, sent_to = ?`, messageID, string(sent))
 }
 
 func (s *Store) updateFinding(ctx context.Context, culprit, set string, args ...any) error {
-	return s.write(ctx, "update finding "+culprit, func(tx *sql.Tx) error {
+	return s.write(ctx, "update finding "+culprit, func(tx txn) error {
 		res, err := tx.ExecContext(ctx, `UPDATE findings SET `+set+`, updated_unix_ns = ? WHERE culprit = ?`,
 			append(args, time.Now().UnixNano(), culprit)...)
 		if err != nil {

@@ -88,7 +88,7 @@ func pgSchemaVersion(ctx context.Context, tx txn, desc, schema string) (int, err
 	case objects == 0:
 		return 0, nil
 	case marks == 0:
-		return 0, fmt.Errorf("store: open %s: %w: schema %s holds %d tables, indexes or sequences of another program and no %s table; name another schema for perfbot's tables",
+		return 0, fmt.Errorf("store: open %s: %w: schema %s holds %d relations (tables, indexes, sequences) of another program and no %s table; name another schema for perfbot's tables",
 			desc, ErrNotPerfbot, schema, objects, versionTable)
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT application, version FROM `+pgx.Identifier{schema, versionTable}.Sanitize())

@@ -132,47 +132,77 @@ func v3Runs() []v3Run {
 	return runs
 }
 
+// oldDB is a database of one dialect that a test builds at an older
+// schema version with that version's SQL, then opens with the current
+// code.
+type oldDB struct {
+	connect func() *sql.DB          // a pool on the database, for building and checking
+	bind    func(q string) string   // q's ? placeholders for the dialect
+	version func(db *sql.DB) int    // the schema version
+	build   func(db *sql.DB, v int) // migrates to version v
+	open    func() *store.Store     // opens the store with the current code
+}
+
 // TestMigrateFromVersion3 builds a database at schema version 3 with runs
 // and values in it, written with version 3's SQL, then opens it with the
 // current code: every run and value is kept, and runs read the machine "".
 func TestMigrateFromVersion3(t *testing.T) {
 	t.Parallel()
-	ctx := t.Context()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "perfbot.db")
-	db, err := sql.Open("sqlite", store.DSN(path, ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := store.MigrateTo(ctx, db, path, 3); err != nil {
-		t.Fatal(err)
-	}
+	testMigrateFromVersion3(t, oldDB{
+		connect: func() *sql.DB {
+			db, err := sql.Open("sqlite", store.DSN(path, ""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return db
+		},
+		bind: func(q string) string { return q },
+		version: func(db *sql.DB) (v int) {
+			if err := db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+			return v
+		},
+		build: func(db *sql.DB, v int) {
+			if err := store.MigrateTo(t.Context(), db, path, v); err != nil {
+				t.Fatal(err)
+			}
+		},
+		open: func() *store.Store { return open(t, dir) },
+	})
+}
+
+func testMigrateFromVersion3(t *testing.T, o oldDB) {
+	ctx := t.Context()
+	db := o.connect()
+	o.build(db, 3)
 	metricIDs := map[string]int64{}
 	for _, r := range v3Runs() {
 		var id int64
-		if err := db.QueryRow(`INSERT INTO runs (job_key, commit_hash, variant, idx, status, reason, cpu, started_unix_ns,
+		if err := db.QueryRow(o.bind(`INSERT INTO runs (job_key, commit_hash, variant, idx, status, reason, cpu, started_unix_ns,
 				wall_ns, user_ns, sys_ns, max_rss_kib, exit_code, stdout_path, stderr_path, recorded_unix_ns, session)
 			VALUES ('job', ?, '', ?, ?, '', 2, 1700000000000000000, 1000000000, 900000000, 100000000, 1024, 0, '/o', '/e', 1700000001000000000, ?)
-			RETURNING id`, r.commit, r.idx, string(r.status), r.session).Scan(&id); err != nil {
+			RETURNING id`), r.commit, r.idx, string(r.status), r.session).Scan(&id); err != nil {
 			t.Fatal(err)
 		}
 		for seq, v := range r.values {
 			mid, ok := metricIDs[v.Name]
 			if !ok {
-				if err := db.QueryRow(`INSERT INTO metrics (job_key, name, unit, better) VALUES ('job', ?, ?, ?) RETURNING id`,
+				if err := db.QueryRow(o.bind(`INSERT INTO metrics (job_key, name, unit, better) VALUES ('job', ?, ?, ?) RETURNING id`),
 					v.Name, v.Unit, int(v.Better)).Scan(&mid); err != nil {
 					t.Fatal(err)
 				}
 				metricIDs[v.Name] = mid
 			}
-			if _, err := db.Exec(`INSERT INTO run_values (run_id, seq, metric_id, value) VALUES (?, ?, ?, ?)`, id, seq, mid, v.Value); err != nil {
+			if _, err := db.Exec(o.bind(`INSERT INTO run_values (run_id, seq, metric_id, value) VALUES (?, ?, ?, ?)`), id, seq, mid, v.Value); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	var version int
-	if err := db.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil || version != 3 {
-		t.Fatalf("built database has version %d, %v; want 3", version, err)
+	if version := o.version(db); version != 3 {
+		t.Fatalf("built database has version %d; want 3", version)
 	}
 	if _, err := db.Exec(`SELECT machine FROM runs`); err == nil {
 		t.Fatal("schema version 3 already has runs.machine")
@@ -189,7 +219,7 @@ func TestMigrateFromVersion3(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s := open(t, dir)
+	s := o.open()
 	if s.Created() || s.Notice() != "" {
 		t.Errorf("migrated store: Created() = %v, Notice() = %q; want false, \"\"", s.Created(), s.Notice())
 	}
@@ -244,13 +274,10 @@ func TestMigrateFromVersion3(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	db, err = sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db = o.connect()
 	defer db.Close()
-	if err := db.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil || version != store.SchemaVersion {
-		t.Errorf("migrated database has version %d, %v; want %d", version, err, store.SchemaVersion)
+	if version := o.version(db); version != store.SchemaVersion {
+		t.Errorf("migrated database has version %d; want %d", version, store.SchemaVersion)
 	}
 	if runs, values := counts(db); runs != runs3+1 || values != values3+1 {
 		t.Errorf("after migrating and putting one run of one value: %d runs, %d values; want %d, %d", runs, values, runs3+1, values3+1)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net/url"
@@ -110,20 +111,9 @@ func openPostgres(ctx context.Context, target string, opt Options) (*Store, erro
 	if err := s.setResults(opt.Results); err != nil {
 		return nil, err
 	}
-	cfg, err := pgx.ParseConfig(target)
-	if err != nil {
+	if s.db, err = pgOpenDB(target, schema); err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", desc, err)
 	}
-	cfg.RuntimeParams["search_path"] = pgx.Identifier{schema}.Sanitize()
-	cfg.RuntimeParams["lock_timeout"] = strconv.FormatInt(BusyTimeout.Milliseconds(), 10)
-	cfg.RuntimeParams["synchronous_commit"] = "on"
-	if cfg.RuntimeParams["application_name"] == "" {
-		cfg.RuntimeParams["application_name"] = "perfbot"
-	}
-	s.db = stdlib.OpenDB(*cfg)
-	s.db.SetMaxOpenConns(pgMaxConns)
-	s.db.SetMaxIdleConns(pgMaxConns)
-	s.db.SetConnMaxIdleTime(time.Minute)
 	s.wdb = s.db
 	if s.created, err = migratePostgres(ctx, s.db, desc, schema, SchemaVersion); err != nil {
 		s.db.Close()
@@ -133,6 +123,27 @@ func openPostgres(ctx context.Context, target string, opt Options) (*Store, erro
 		return nil, err
 	}
 	return s, nil
+}
+
+// pgOpenDB returns the pool of connections to the database at target,
+// whose sessions have perfbot's settings: search_path the schema, lock
+// waits up to BusyTimeout, commits durable.
+func pgOpenDB(target, schema string) (*sql.DB, error) {
+	cfg, err := pgx.ParseConfig(target)
+	if err != nil {
+		return nil, err
+	}
+	cfg.RuntimeParams["search_path"] = pgx.Identifier{schema}.Sanitize()
+	cfg.RuntimeParams["lock_timeout"] = strconv.FormatInt(BusyTimeout.Milliseconds(), 10)
+	cfg.RuntimeParams["synchronous_commit"] = "on"
+	if cfg.RuntimeParams["application_name"] == "" {
+		cfg.RuntimeParams["application_name"] = "perfbot"
+	}
+	db := stdlib.OpenDB(*cfg)
+	db.SetMaxOpenConns(pgMaxConns)
+	db.SetMaxIdleConns(pgMaxConns)
+	db.SetConnMaxIdleTime(time.Minute)
+	return db, nil
 }
 
 // setResults makes results (or Dir/results for "") the root of RunDir's

@@ -44,15 +44,6 @@ var sqliteBackend = storetest.Backend{
 	},
 }
 
-// postgresBackend is the PostgreSQL store in a fresh database, each Store
-// with a folder of its own.
-var postgresBackend = storetest.Backend{
-	Fresh: func(t *testing.T) string { return testutil.Postgres(t) },
-	Open: func(ctx context.Context, t *testing.T, url string) (storetest.Store, error) {
-		return store.OpenURL(ctx, url, store.Options{Dir: t.TempDir()})
-	},
-}
-
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	storetest.Exercise(t, sqliteBackend)
@@ -142,8 +133,21 @@ func TestReopen(t *testing.T) {
 }
 
 // durabilityEnv names the folder the child process of TestDurability
-// writes to.
-const durabilityEnv = "PERFBOT_STORE_DURABILITY_DIR"
+// writes to, and durabilityURLEnv the PostgreSQL database it writes to
+// instead, when set (with the folder for its files).
+const (
+	durabilityEnv    = "PERFBOT_STORE_DURABILITY_DIR"
+	durabilityURLEnv = "PERFBOT_STORE_DURABILITY_URL"
+)
+
+// openDurable opens the store of the durability tests: the database at
+// url with its files in dir, or the folder dir when url is "".
+func openDurable(dir, url string) (*store.Store, error) {
+	if url == "" {
+		return store.Open(dir)
+	}
+	return store.OpenURL(context.Background(), url, store.Options{Dir: dir})
+}
 
 const durabilityValues = 2000
 
@@ -163,7 +167,7 @@ func TestDurabilityChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("helper process of TestDurability")
 	}
-	s, err := store.Open(dir)
+	s, err := openDurable(dir, os.Getenv(durabilityURLEnv))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,22 +188,32 @@ func TestDurabilityChild(t *testing.T) {
 // with all its values, and that no run is stored partially.
 func TestDurability(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
+	testDurability(t, t.TempDir(), "")
+}
+
+// TestDurabilityPostgres is TestDurability on PostgreSQL: a run is one
+// transaction, which the server rolls back when its client dies.
+func TestDurabilityPostgres(t *testing.T) {
+	t.Parallel()
+	testDurability(t, t.TempDir(), testutil.Postgres(t))
+}
+
+func testDurability(t *testing.T, dir, url string) {
 	for round := range 4 {
 		// A PutRun of durabilityValues takes some milliseconds: kill the
 		// child at different points inside one.
-		reported := killChild(t, dir, 8, time.Duration(round)*3*time.Millisecond)
-		checkDurable(t, dir, reported)
+		reported := killChild(t, dir, url, 8, time.Duration(round)*3*time.Millisecond)
+		checkDurable(t, dir, url, reported)
 	}
 }
 
-// killChild starts TestDurabilityChild on dir, SIGKILLs it delay after it
-// has reported n runs committed (so that it dies inside a later PutRun), and
-// returns the last run it reported.
-func killChild(t *testing.T, dir string, n int, delay time.Duration) (reported int) {
+// killChild starts TestDurabilityChild on the store (dir, url), SIGKILLs
+// it delay after it has reported n runs committed (so that it dies inside
+// a later PutRun), and returns the last run it reported.
+func killChild(t *testing.T, dir, url string, n int, delay time.Duration) (reported int) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestDurabilityChild$", "-test.count=1", "-test.v=false")
-	cmd.Env = append(os.Environ(), durabilityEnv+"="+dir)
+	cmd.Env = append(os.Environ(), durabilityEnv+"="+dir, durabilityURLEnv+"="+url)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
@@ -239,11 +253,11 @@ func killChild(t *testing.T, dir string, n int, delay time.Duration) (reported i
 	return reported
 }
 
-// checkDurable checks that the runs stored in dir are 1, 2, ... up to at
-// least reported, each with all its values.
-func checkDurable(t *testing.T, dir string, reported int) {
+// checkDurable checks that the runs stored in (dir, url) are 1, 2, ... up
+// to at least reported, each with all its values.
+func checkDurable(t *testing.T, dir, url string, reported int) {
 	t.Helper()
-	s, err := store.Open(dir)
+	s, err := openDurable(dir, url)
 	if err != nil {
 		t.Fatal(err)
 	}

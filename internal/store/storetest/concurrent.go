@@ -66,15 +66,17 @@ func testConcurrentOpen(t *testing.T, b Backend) {
 
 // testConcurrentPutRun has several writers on several Stores of one
 // database put the same run keys at once, each run with its own values
-// and each writer creating the job's metrics in another order: a run
-// stored several times stays one run, with the values of one of its puts,
-// never a mix, and every metric exists once.
+// and each writer creating the job's metrics in another order (once per
+// job: a Store remembers the metrics it has seen): a run stored several
+// times stays one run, with the values of one of its puts, never a mix,
+// and every metric exists once.
 func testConcurrentPutRun(t *testing.T, b Backend) {
 	const (
-		nstores  = 3
+		nstores  = 4
 		perStore = 2
-		nkeys    = 6
-		nmetrics = 8
+		njobs    = 4
+		nkeys    = 3
+		nmetrics = 32
 		rounds   = 2
 	)
 	where := b.Fresh(t)
@@ -86,78 +88,91 @@ func testConcurrentPutRun(t *testing.T, b Backend) {
 	for i := range names {
 		names[i] = fmt.Sprintf("m%d", i)
 	}
-	// putBy is run idx as writer w puts it: its metrics in an order of
-	// its own, each value telling the writer and the metric.
-	putBy := func(w, idx int) *store.RunRecord {
-		r := run("job", "c1", "", idx)
+	// putBy is run idx of job as writer w puts it: its metrics in an
+	// order of its own, each value telling the writer and the metric.
+	putBy := func(w int, job string, idx int) *store.RunRecord {
+		r := run(job, "c1", "", idx)
 		r.Machine = fmt.Sprintf("writer-%d", w)
 		for i := range names {
-			m := (i + w) % nmetrics
+			m := (i*(w+1) + w) % nmetrics
+			if w%2 == 1 {
+				m = nmetrics - 1 - (i+w)%nmetrics
+			}
 			r.Values = append(r.Values, metric.Value{Name: names[m], Unit: "ns", Better: metric.LowerIsBetter,
 				Value: float64(w*10000 + idx*100 + m)})
 		}
 		return r
 	}
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	errc := make(chan error, nstores*perStore)
-	for w := range nstores * perStore {
-		s := stores[w%nstores]
-		wg.Go(func() {
-			<-start
-			for round := range rounds {
-				for k := range nkeys {
-					idx := (k+w+round)%nkeys + 1
-					if err := s.PutRun(t.Context(), putBy(w, idx)); err != nil {
-						errc <- fmt.Errorf("writer %d, run %d: %w", w, idx, err)
-						return
+	for j := range njobs {
+		job := fmt.Sprintf("job-%d", j)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		errc := make(chan error, nstores*perStore)
+		for w := range nstores * perStore {
+			s := stores[w%nstores]
+			wg.Go(func() {
+				<-start
+				for round := range rounds {
+					for k := range nkeys {
+						idx := (k+w+round)%nkeys + 1
+						if err := s.PutRun(t.Context(), putBy(w, job, idx)); err != nil {
+							errc <- fmt.Errorf("writer %d, %s run %d: %w", w, job, idx, err)
+							return
+						}
 					}
 				}
-			}
-		})
+			})
+		}
+		close(start)
+		wg.Wait()
+		close(errc)
+		for err := range errc {
+			t.Error(err)
+		}
+		if t.Failed() {
+			return
+		}
+		for i, s := range stores {
+			checkOneRunPerKey(t, s, i, job, nkeys, nmetrics, putBy)
+		}
 	}
-	close(start)
-	wg.Wait()
-	close(errc)
-	for err := range errc {
-		t.Error(err)
+}
+
+// checkOneRunPerKey checks what Store i reads of job after the writers
+// of testConcurrentPutRun put its runs 1 to nkeys.
+func checkOneRunPerKey(t *testing.T, s Store, i int, job string, nkeys, nmetrics int, putBy func(w int, job string, idx int) *store.RunRecord) {
+	t.Helper()
+	runs, err := s.Runs(t.Context(), job, "c1", "")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if t.Failed() {
-		return
+	if len(runs) != nkeys {
+		t.Fatalf("Store %d reads %d runs of %s after several writers put each of its %d keys, want %d", i+1, len(runs), job, nkeys, nkeys)
 	}
-	for i, s := range stores {
-		runs, err := s.Runs(t.Context(), "job", "c1", "")
-		if err != nil {
-			t.Fatal(err)
+	for k, r := range runs {
+		var w int
+		if _, err := fmt.Sscanf(r.Machine, "writer-%d", &w); err != nil {
+			t.Fatalf("%s run %d has machine %q", job, r.Index, r.Machine)
 		}
-		if len(runs) != nkeys {
-			t.Fatalf("Store %d reads %d runs after %d writers put each of %d keys %d times, want %d", i+1, len(runs), nstores*perStore, nkeys, rounds, nkeys)
+		want := putBy(w, job, k+1)
+		if r.Index != k+1 || !reflect.DeepEqual(r.Values, want.Values) {
+			t.Errorf("%s run %d (index %d) of machine %s has values\n%v\nwant writer %d's\n%v", job, k+1, r.Index, r.Machine, r.Values, w, want.Values)
 		}
-		for k, r := range runs {
-			var w int
-			if _, err := fmt.Sscanf(r.Machine, "writer-%d", &w); err != nil {
-				t.Fatalf("run %d has machine %q", r.Index, r.Machine)
-			}
-			want := putBy(w, k+1)
-			if r.Index != k+1 || !reflect.DeepEqual(r.Values, want.Values) {
-				t.Errorf("run %d (index %d) of machine %s has values\n%v\nwant writer %d's\n%v", k+1, r.Index, r.Machine, r.Values, w, want.Values)
-			}
+	}
+	samples, err := s.Samples(t.Context(), job, []string{"c1"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(samples["c1"]) != nmetrics {
+		t.Errorf("Samples of %s has %d metrics, want %d", job, len(samples["c1"]), nmetrics)
+	}
+	for name, ss := range samples["c1"] {
+		if len(ss) != nkeys {
+			t.Errorf("%s metric %s has %d samples, want %d", job, name, len(ss), nkeys)
 		}
-		samples, err := s.Samples(t.Context(), "job", []string{"c1"}, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(samples["c1"]) != nmetrics {
-			t.Errorf("Samples has %d metrics, want %d", len(samples["c1"]), nmetrics)
-		}
-		for name, ss := range samples["c1"] {
-			if len(ss) != nkeys {
-				t.Errorf("metric %s has %d samples, want %d", name, len(ss), nkeys)
-			}
-		}
-		ms, err := s.Metrics(t.Context(), "job")
-		if err != nil || len(ms) != nmetrics {
-			t.Errorf("Metrics = %v, %v; want the %d metrics once each", ms, err, nmetrics)
-		}
+	}
+	ms, err := s.Metrics(t.Context(), job)
+	if err != nil || len(ms) != nmetrics {
+		t.Errorf("Metrics of %s = %v, %v; want the %d metrics once each", job, ms, err, nmetrics)
 	}
 }

@@ -46,7 +46,8 @@
 // A Store is safe for concurrent use by several goroutines, and several
 // processes may open the same store. In SQLite, writes are serialized by
 // SQLite's lock (waiting up to [BusyTimeout]); in PostgreSQL they run
-// concurrently, each run's write locking only its own row. Readers never
+// concurrently, a run's write locking its own row (and, while it creates
+// metrics a job has not stored yet, the job's metrics). Readers never
 // block and always see whole runs.
 package store
 

@@ -127,11 +127,15 @@ func openPostgres(ctx context.Context, target string, opt Options) (*Store, erro
 
 // pgOpenDB returns the pool of connections to the database at target,
 // whose sessions have perfbot's settings: search_path the schema, lock
-// waits up to BusyTimeout, commits durable.
+// waits up to BusyTimeout, commits durable. A connection attempt gives up
+// after BusyTimeout unless the URL's connect_timeout says otherwise.
 func pgOpenDB(target, schema string) (*sql.DB, error) {
 	cfg, err := pgx.ParseConfig(target)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.ConnectTimeout == 0 { // the URL has no connect_timeout
+		cfg.ConnectTimeout = BusyTimeout
 	}
 	cfg.RuntimeParams["search_path"] = pgx.Identifier{schema}.Sanitize()
 	cfg.RuntimeParams["lock_timeout"] = strconv.FormatInt(BusyTimeout.Milliseconds(), 10)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -171,6 +172,18 @@ func TestPostgresFolders(t *testing.T) {
 	f := openURL(t, folder, store.Options{Results: shared})
 	if f.Dir() != folder || f.RunDir(key) != filepath.Join(shared, "j1", "abc", "x%20y", "3") {
 		t.Errorf("folder store through OpenURL: Dir %q, RunDir %q", f.Dir(), f.RunDir(key))
+	}
+	// A server that is not there: the error names the database, not
+	// the password.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	gone := fmt.Sprintf("postgres://perfbot:s3cret@%s/db?sslmode=disable", l.Addr())
+	if _, err := store.OpenURL(t.Context(), gone, store.Options{Dir: dir}); err == nil || strings.Contains(err.Error(), "s3cret") ||
+		!strings.Contains(err.Error(), l.Addr().String()+"/db") {
+		t.Errorf("OpenURL of a server that is not there: %v; want an error naming the database without its password", err)
 	}
 	for _, bad := range []struct {
 		target string

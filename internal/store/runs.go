@@ -17,9 +17,9 @@ import (
 //
 //	<results>/<job>/<commit>/<variant, or "default" for "">/<index>
 //
-// where <results> is <Dir>/results, or for a PostgreSQL store the
-// Results folder of its [Options]. It only computes the path; the caller creates the folder (os.MkdirAll)
-// before writing into it. Characters outside [A-Za-z0-9._+,=@-] in the
+// where <results> is <Dir>/results, or the Results folder of the
+// [Options] the store was opened with. It only computes the path; the
+// caller creates the folder (os.MkdirAll) before writing into it. Characters outside [A-Za-z0-9._+,=@-] in the
 // job, commit and variant are escaped as %XX, so every part is one safe
 // path element. A variant literally named "default" shares the folder of
 // the plain build; package job should not allow that name.
@@ -180,9 +180,8 @@ func (s *Store) metricIDs(ctx context.Context, tx txn, job string, values []metr
 	}
 	// Create the metrics not known yet, in first-seen order. Another
 	// process may have created some since the cache was filled: on
-	// conflict the existing row is returned (the no-op update locks it
-	// without touching its key, so it does not wait for runs whose
-	// values reference it).
+	// conflict the existing row is returned (by a no-op update, which
+	// RETURNING needs).
 	var missing []metric.Value
 	seen := make(map[string]bool)
 	for _, v := range values {

@@ -3,15 +3,19 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"strconv"
 	"strings"
+
+	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // dialect is the SQL database a Store keeps its tables in. The store's
-// statements are written once, with ? placeholders; txn rebinds them for
-// the dialect. What else differs (schema, migrations, locking, errors) is
-// in the files of each dialect: schema.go and badstore.go for SQLite,
-// postgres.go and schema_postgres.go for PostgreSQL.
+// statements are written once, with ? placeholders, which a PostgreSQL
+// store's connections rebind (see rebinding). What else differs (schema,
+// migrations, locking, errors) is in the files of each dialect: schema.go
+// and badstore.go for SQLite, postgres.go, schema_postgres.go and
+// migrate_postgres.go for PostgreSQL.
 type dialect int
 
 const (
@@ -31,7 +35,9 @@ func (d dialect) String() string {
 
 // bind returns q with its ? placeholders written as the dialect wants
 // them: unchanged for SQLite, $1, $2, ... for PostgreSQL. A ? inside a
-// quoted string or identifier is left alone.
+// quoted string or identifier is left alone; a statement for PostgreSQL
+// cannot use the jsonb operators spelled with ? (none of the store's
+// does).
 func (d dialect) bind(q string) string {
 	if d != postgresDB || !strings.Contains(q, "?") {
 		return q
@@ -72,25 +78,38 @@ func (d dialect) readTx() *sql.TxOptions {
 	return &sql.TxOptions{ReadOnly: true}
 }
 
-// txn is a transaction whose statements are written with ? placeholders
-// and rebound for its dialect.
-type txn struct {
-	tx *sql.Tx
-	d  dialect
+// rebinding is the database/sql connector of a PostgreSQL store: its
+// connections are pgx's, and take statements with ? placeholders, which
+// they rebind. So the store's SQL, and any statement a later method adds,
+// is written once for both databases.
+type rebinding struct{ driver.Connector }
+
+func (c rebinding) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return rebindConn{conn.(*stdlib.Conn)}, nil
 }
 
-func (t txn) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	return t.tx.ExecContext(ctx, t.d.bind(q), args...)
+// rebindConn is a pgx connection whose statements are rebound. Its other
+// methods, and so the optional interfaces database/sql looks for (begin
+// with options, ping, session reset, pgx's own argument types), are the
+// pgx connection's.
+type rebindConn struct{ *stdlib.Conn }
+
+func (c rebindConn) Prepare(q string) (driver.Stmt, error) {
+	return c.Conn.Prepare(postgresDB.bind(q))
 }
 
-func (t txn) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return t.tx.QueryContext(ctx, t.d.bind(q), args...)
+func (c rebindConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
+	return c.Conn.PrepareContext(ctx, postgresDB.bind(q))
 }
 
-func (t txn) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
-	return t.tx.QueryRowContext(ctx, t.d.bind(q), args...)
+func (c rebindConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
+	return c.Conn.ExecContext(ctx, postgresDB.bind(q), args)
 }
 
-func (t txn) PrepareContext(ctx context.Context, q string) (*sql.Stmt, error) {
-	return t.tx.PrepareContext(ctx, t.d.bind(q))
+func (c rebindConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
+	return c.Conn.QueryContext(ctx, postgresDB.bind(q), args)
 }

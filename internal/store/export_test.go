@@ -16,7 +16,7 @@ func MigrateTo(ctx context.Context, db *sql.DB, path string, version int) error 
 var DSN = dsn
 
 // PostgresDB exposes pgOpenDB: a pool on the database at url whose
-// sessions see schema first.
+// sessions see schema first, and whose statements take ? placeholders.
 var PostgresDB = pgOpenDB
 
 // MigratePostgresTo builds perfbot's schema in the database at url (open
@@ -25,9 +25,6 @@ func MigratePostgresTo(ctx context.Context, db *sql.DB, url, schema string, vers
 	_, err := migratePostgres(ctx, db, url, schema, version)
 	return err
 }
-
-// BindPostgres exposes the PostgreSQL dialect's bind.
-func BindPostgres(q string) string { return postgresDB.bind(q) }
 
 func TestSchemaVersionIsLastMigration(t *testing.T) {
 	t.Parallel()

@@ -25,12 +25,11 @@ const versionTable = "schema_version"
 // schema was new (no perfbot version) and this call initialised it.
 func migratePostgres(ctx context.Context, db *sql.DB, desc, schema string, target int) (created bool, err error) {
 	fail := func(err error) (bool, error) { return false, fmt.Errorf("store: open %s: %w", desc, err) }
-	t, err := db.BeginTx(ctx, nil)
+	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return fail(err)
 	}
-	defer t.Rollback()
-	tx := txn{t, postgresDB}
+	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(?, hashtext(?))`, migrateLockClass, schema); err != nil {
 		return fail(fmt.Errorf("waiting for other processes opening the store: %w", err))
 	}
@@ -65,7 +64,7 @@ func migratePostgres(ctx context.Context, db *sql.DB, desc, schema string, targe
 	if err := pgCheckWritable(ctx, tx, desc, schema); err != nil {
 		return false, err
 	}
-	if err := t.Commit(); err != nil {
+	if err := tx.Commit(); err != nil {
 		return fail(fmt.Errorf("migrating to schema version %d: %w", target, err))
 	}
 	return version == 0 && target > 0, nil
@@ -75,7 +74,7 @@ func migratePostgres(ctx context.Context, db *sql.DB, desc, schema string, targe
 // schema does not exist or is empty, an error wrapping ErrNotPerfbot when
 // it holds something else, or ErrNewerSchema when this perfbot does not
 // know its version.
-func pgSchemaVersion(ctx context.Context, tx txn, desc, schema string) (int, error) {
+func pgSchemaVersion(ctx context.Context, tx *sql.Tx, desc, schema string) (int, error) {
 	var objects, marks int
 	err := tx.QueryRowContext(ctx, `
 		SELECT count(*), count(*) FILTER (WHERE c.relname = ? AND c.relkind = 'r')
@@ -123,7 +122,7 @@ func pgSchemaVersion(ctx context.Context, tx txn, desc, schema string) (int, err
 // pgCheckWritable returns an error wrapping ErrReadOnly when this
 // connection cannot write perfbot's tables: a standby server, transactions
 // read-only by default, or a role without the privileges.
-func pgCheckWritable(ctx context.Context, tx txn, desc, schema string) error {
+func pgCheckWritable(ctx context.Context, tx *sql.Tx, desc, schema string) error {
 	var readOnly string
 	var standby, usage bool
 	if err := tx.QueryRowContext(ctx, `SELECT current_setting('transaction_read_only'), pg_is_in_recovery(), has_schema_privilege(?, 'USAGE')`, schema).

@@ -136,8 +136,7 @@ func v3Runs() []v3Run {
 // schema version with that version's SQL, then opens with the current
 // code.
 type oldDB struct {
-	connect func() *sql.DB          // a pool on the database, for building and checking
-	bind    func(q string) string   // q's ? placeholders for the dialect
+	connect func() *sql.DB          // a pool on the database, for building and checking (statements with ? placeholders)
 	version func(db *sql.DB) int    // the schema version
 	build   func(db *sql.DB, v int) // migrates to version v
 	open    func() *store.Store     // opens the store with the current code
@@ -158,7 +157,6 @@ func TestMigrateFromVersion3(t *testing.T) {
 			}
 			return db
 		},
-		bind: func(q string) string { return q },
 		version: func(db *sql.DB) (v int) {
 			if err := db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
 				t.Fatal(err)
@@ -181,22 +179,22 @@ func testMigrateFromVersion3(t *testing.T, o oldDB) {
 	metricIDs := map[string]int64{}
 	for _, r := range v3Runs() {
 		var id int64
-		if err := db.QueryRow(o.bind(`INSERT INTO runs (job_key, commit_hash, variant, idx, status, reason, cpu, started_unix_ns,
+		if err := db.QueryRow(`INSERT INTO runs (job_key, commit_hash, variant, idx, status, reason, cpu, started_unix_ns,
 				wall_ns, user_ns, sys_ns, max_rss_kib, exit_code, stdout_path, stderr_path, recorded_unix_ns, session)
 			VALUES ('job', ?, '', ?, ?, '', 2, 1700000000000000000, 1000000000, 900000000, 100000000, 1024, 0, '/o', '/e', 1700000001000000000, ?)
-			RETURNING id`), r.commit, r.idx, string(r.status), r.session).Scan(&id); err != nil {
+			RETURNING id`, r.commit, r.idx, string(r.status), r.session).Scan(&id); err != nil {
 			t.Fatal(err)
 		}
 		for seq, v := range r.values {
 			mid, ok := metricIDs[v.Name]
 			if !ok {
-				if err := db.QueryRow(o.bind(`INSERT INTO metrics (job_key, name, unit, better) VALUES ('job', ?, ?, ?) RETURNING id`),
+				if err := db.QueryRow(`INSERT INTO metrics (job_key, name, unit, better) VALUES ('job', ?, ?, ?) RETURNING id`,
 					v.Name, v.Unit, int(v.Better)).Scan(&mid); err != nil {
 					t.Fatal(err)
 				}
 				metricIDs[v.Name] = mid
 			}
-			if _, err := db.Exec(o.bind(`INSERT INTO run_values (run_id, seq, metric_id, value) VALUES (?, ?, ?, ?)`), id, seq, mid, v.Value); err != nil {
+			if _, err := db.Exec(`INSERT INTO run_values (run_id, seq, metric_id, value) VALUES (?, ?, ?, ?)`, id, seq, mid, v.Value); err != nil {
 				t.Fatal(err)
 			}
 		}

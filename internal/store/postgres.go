@@ -143,7 +143,7 @@ func pgOpenDB(target, schema string) (*sql.DB, error) {
 	if cfg.RuntimeParams["application_name"] == "" {
 		cfg.RuntimeParams["application_name"] = "perfbot"
 	}
-	db := stdlib.OpenDB(*cfg)
+	db := sql.OpenDB(rebinding{stdlib.GetConnector(*cfg)})
 	db.SetMaxOpenConns(pgMaxConns)
 	db.SetMaxIdleConns(pgMaxConns)
 	db.SetConnMaxIdleTime(time.Minute)

@@ -363,7 +363,6 @@ func TestMigrateFromVersion3Postgres(t *testing.T) {
 			}
 			return db
 		},
-		bind: store.BindPostgres,
 		version: func(db *sql.DB) (v int) {
 			if err := db.QueryRow(`SELECT version FROM schema_version`).Scan(&v); err != nil {
 				t.Fatal(err)

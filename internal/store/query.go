@@ -30,7 +30,7 @@ func (s *Store) RunsWithoutValues(ctx context.Context, job, commit, variant stri
 func (s *Store) runs(ctx context.Context, job, commit, variant string, withValues bool) ([]RunRecord, error) {
 	var runs []RunRecord
 	what := fmt.Sprintf("runs of %s/%s/%s", job, commit, variantName(variant))
-	err := s.read(ctx, what, func(tx txn) error {
+	err := s.read(ctx, what, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT `+runColumns+` FROM runs
 			WHERE job_key = ? AND commit_hash = ? AND variant = ? ORDER BY idx`, job, commit, variant)
 		if err != nil {
@@ -88,7 +88,7 @@ func (s *Store) runs(ctx context.Context, job, commit, variant string, withValue
 // stored, with their unit and better direction.
 func (s *Store) Metrics(ctx context.Context, job string) ([]MetricInfo, error) {
 	var ms []MetricInfo
-	err := s.read(ctx, fmt.Sprintf("metrics of job %s", job), func(tx txn) error {
+	err := s.read(ctx, fmt.Sprintf("metrics of job %s", job), func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT name, unit, better FROM metrics WHERE job_key = ? ORDER BY id`, job)
 		if err != nil {
 			return err
@@ -116,7 +116,7 @@ func (s *Store) Metrics(ctx context.Context, job string) ([]MetricInfo, error) {
 // it has no OK run. Use Metrics for the metrics' units and directions.
 func (s *Store) Samples(ctx context.Context, job string, commits []string, variant string) (map[string]map[string][]Sample, error) {
 	out := make(map[string]map[string][]Sample, len(commits))
-	err := s.read(ctx, fmt.Sprintf("samples of job %s", job), func(tx txn) error {
+	err := s.read(ctx, fmt.Sprintf("samples of job %s", job), func(tx *sql.Tx) error {
 		// Metrics are numbered densely in first-seen order, so values can
 		// be gathered in a slice and put in the result map once.
 		var (

@@ -28,7 +28,7 @@ func (s *Store) PutBuild(ctx context.Context, b *BuildRecord) error {
 	if err != nil {
 		return fmt.Errorf("store: %s: %w", what, err)
 	}
-	return s.write(ctx, what, func(tx txn) error {
+	return s.write(ctx, what, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `
 			INSERT INTO builds (build_key, commit_hash, variant, status, artifact_dir, log_path, error, started_unix_ns, duration_ns)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -47,7 +47,7 @@ func (s *Store) GetBuild(ctx context.Context, key string) (*BuildRecord, error) 
 	b := &BuildRecord{Key: key}
 	var started sql.NullInt64
 	var dur int64
-	err := s.read(ctx, fmt.Sprintf("get build %q", key), func(tx txn) error {
+	err := s.read(ctx, fmt.Sprintf("get build %q", key), func(tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `
 			SELECT commit_hash, variant, status, artifact_dir, log_path, error, started_unix_ns, duration_ns
 			FROM builds WHERE build_key = ?`, key).
@@ -79,7 +79,7 @@ func (s *Store) PutJob(ctx context.Context, key, name string, spec []byte) error
 	if err := checkText("key", key, "name", name, "spec", string(spec)); err != nil {
 		return fmt.Errorf("store: %s: %w", what, err)
 	}
-	return s.write(ctx, what, func(tx txn) error {
+	return s.write(ctx, what, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `
 			INSERT INTO jobs (job_key, name, spec) VALUES (?, ?, ?)
 			ON CONFLICT (job_key) DO UPDATE SET name = excluded.name, spec = excluded.spec`,
@@ -92,7 +92,7 @@ func (s *Store) PutJob(ctx context.Context, key, name string, spec []byte) error
 // ErrNotFound.
 func (s *Store) GetJob(ctx context.Context, key string) (name string, spec []byte, err error) {
 	var text string
-	err = s.read(ctx, fmt.Sprintf("get job %q", key), func(tx txn) error {
+	err = s.read(ctx, fmt.Sprintf("get job %q", key), func(tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `SELECT name, spec FROM jobs WHERE job_key = ?`, key).Scan(&name, &text)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrNotFound
@@ -118,7 +118,7 @@ func (s *Store) PutState(ctx context.Context, kind, key string, data []byte) err
 	if data == nil {
 		data = []byte{}
 	}
-	return s.write(ctx, what, func(tx txn) error {
+	return s.write(ctx, what, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `
 			INSERT INTO states (kind, key, data, updated_unix_ns) VALUES (?, ?, ?, ?)
 			ON CONFLICT (kind, key) DO UPDATE SET data = excluded.data, updated_unix_ns = excluded.updated_unix_ns`,
@@ -131,7 +131,7 @@ func (s *Store) PutState(ctx context.Context, kind, key string, data []byte) err
 // wrapping ErrNotFound.
 func (s *Store) GetState(ctx context.Context, kind, key string) ([]byte, error) {
 	var data []byte
-	err := s.read(ctx, fmt.Sprintf("get %s state %q", kind, key), func(tx txn) error {
+	err := s.read(ctx, fmt.Sprintf("get %s state %q", kind, key), func(tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `SELECT data FROM states WHERE kind = ? AND key = ?`, kind, key).Scan(&data)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrNotFound
@@ -150,7 +150,7 @@ func (s *Store) GetState(ctx context.Context, kind, key string) ([]byte, error) 
 // DeleteState deletes the state of the session (kind, key). Deleting a
 // state that does not exist is not an error.
 func (s *Store) DeleteState(ctx context.Context, kind, key string) error {
-	return s.write(ctx, fmt.Sprintf("delete %s state %q", kind, key), func(tx txn) error {
+	return s.write(ctx, fmt.Sprintf("delete %s state %q", kind, key), func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM states WHERE kind = ? AND key = ?`, kind, key)
 		return err
 	})
@@ -160,7 +160,7 @@ func (s *Store) DeleteState(ctx context.Context, kind, key string) error {
 // unfinished sessions can be listed and resumed.
 func (s *Store) StateKeys(ctx context.Context, kind string) ([]string, error) {
 	var keys []string
-	err := s.read(ctx, fmt.Sprintf("list %s states", kind), func(tx txn) error {
+	err := s.read(ctx, fmt.Sprintf("list %s states", kind), func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT key FROM states WHERE kind = ? ORDER BY key`, kind)
 		if err != nil {
 			return err

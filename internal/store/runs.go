@@ -115,7 +115,7 @@ func (s *Store) PutRun(ctx context.Context, r *RunRecord) error {
 	}
 
 	var added map[string]metricRow
-	err = s.write(ctx, what, func(tx txn) error {
+	err = s.write(ctx, what, func(tx *sql.Tx) error {
 		var id int64
 		err := tx.QueryRowContext(ctx, `
 			INSERT INTO runs (job_key, commit_hash, variant, idx, status, reason, cpu, started_unix_ns,
@@ -143,7 +143,7 @@ func (s *Store) PutRun(ctx context.Context, r *RunRecord) error {
 		if err != nil {
 			return err
 		}
-		return insertValues(ctx, tx, id, ids, r.Values)
+		return insertValues(ctx, s.dialect, tx, id, ids, r.Values)
 	})
 	if err != nil {
 		return err
@@ -165,7 +165,7 @@ func (s *Store) PutRun(ctx context.Context, r *RunRecord) error {
 
 // metricIDs returns the metric id of each value, creating the metrics the
 // job has not stored yet; added holds those, to be cached once committed.
-func (s *Store) metricIDs(ctx context.Context, tx txn, job string, values []metric.Value) (ids []int64, added map[string]metricRow, err error) {
+func (s *Store) metricIDs(ctx context.Context, tx *sql.Tx, job string, values []metric.Value) (ids []int64, added map[string]metricRow, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	known, ok := s.metrics[job]
@@ -253,7 +253,7 @@ func (s *Store) metricIDs(ctx context.Context, tx txn, job string, values []metr
 	return ids, added, nil
 }
 
-func loadMetrics(ctx context.Context, tx txn, job string) (map[string]metricRow, error) {
+func loadMetrics(ctx context.Context, tx *sql.Tx, job string) (map[string]metricRow, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT id, name, unit, better FROM metrics WHERE job_key = ?`, job)
 	if err != nil {
 		return nil, err
@@ -273,8 +273,8 @@ func loadMetrics(ctx context.Context, tx txn, job string) (map[string]metricRow,
 
 // insertValues writes the values of run id, valuesPerInsert rows per
 // statement; in PostgreSQL, all in one statement of three arrays.
-func insertValues(ctx context.Context, tx txn, id int64, ids []int64, values []metric.Value) error {
-	if tx.d == postgresDB {
+func insertValues(ctx context.Context, d dialect, tx *sql.Tx, id int64, ids []int64, values []metric.Value) error {
+	if d == postgresDB {
 		return insertValueArrays(ctx, tx, id, ids, values)
 	}
 	var full *sql.Stmt
@@ -315,7 +315,7 @@ func insertValuesSQL(n int) string {
 // rows, one statement for any number of values. (Statements of 256 rows
 // of four parameters took 1.5 to 2 times as long for 10,000 values, side
 // by side in BenchmarkPutRun10000.)
-func insertValueArrays(ctx context.Context, tx txn, id int64, ids []int64, values []metric.Value) error {
+func insertValueArrays(ctx context.Context, tx *sql.Tx, id int64, ids []int64, values []metric.Value) error {
 	if len(values) == 0 {
 		return nil
 	}

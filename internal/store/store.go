@@ -328,13 +328,13 @@ func (s *Store) Path() string { return s.path }
 // write runs fn in one write transaction (BEGIN IMMEDIATE in SQLite, READ
 // COMMITTED in PostgreSQL) and commits it. When it returns nil the
 // transaction is durable.
-func (s *Store) write(ctx context.Context, what string, fn func(tx txn) error) error {
+func (s *Store) write(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
 	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
 		return s.fail(what, err)
 	}
 	defer tx.Rollback()
-	if err := fn(txn{tx, s.dialect}); err != nil {
+	if err := fn(tx); err != nil {
 		return s.fail(what, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -359,13 +359,13 @@ func (s *Store) fail(what string, err error) error {
 
 // read runs fn in one read transaction, a consistent snapshot of the
 // database that does not block writers.
-func (s *Store) read(ctx context.Context, what string, fn func(tx txn) error) error {
+func (s *Store) read(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, s.dialect.readTx())
 	if err != nil {
 		return s.fail(what, err)
 	}
 	defer tx.Rollback()
-	if err := fn(txn{tx, s.dialect}); err != nil {
+	if err := fn(tx); err != nil {
 		return s.fail(what, err)
 	}
 	return nil

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,7 +37,7 @@ func (s *Store) PutTested(ctx context.Context, t *Tested) error {
 		"reference", t.Ref, "session", t.Session, "layout", layout); err != nil {
 		return fmt.Errorf("store: put tested %s: %w", t.Commit, err)
 	}
-	return s.write(ctx, "put tested "+t.Commit, func(tx txn) error {
+	return s.write(ctx, "put tested "+t.Commit, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `
 			INSERT INTO tested (job_key, variant, commit_hash, branch, ref_commit, session, rounds, cycle, tested_unix_ns, layout)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -52,7 +53,7 @@ func (s *Store) PutTested(ctx context.Context, t *Tested) error {
 // commit hash.
 func (s *Store) TestedCommits(ctx context.Context, job, variant string) (map[string]Tested, error) {
 	out := map[string]Tested{}
-	err := s.read(ctx, "list tested commits", func(tx txn) error {
+	err := s.read(ctx, "list tested commits", func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT commit_hash, branch, ref_commit, session, rounds, cycle, tested_unix_ns, layout
 			FROM tested WHERE job_key = ? AND variant = ?`, job, variant)
 		if err != nil {
@@ -111,7 +112,7 @@ func (s *Store) PutFinding(ctx context.Context, culprit string, data []byte) (cr
 		return false, fmt.Errorf("store: put finding %s: %w", culprit, err)
 	}
 	now := time.Now().UnixNano()
-	err = s.write(ctx, "put finding "+culprit, func(tx txn) error {
+	err = s.write(ctx, "put finding "+culprit, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO findings (culprit, state, reason, withdrawn, data, message_id, sent_to, created_unix_ns, updated_unix_ns)
 			VALUES (?, ?, '', 0, ?, '', '[]', ?, ?) ON CONFLICT (culprit) DO NOTHING`, culprit, string(Untriaged), string(data), now, now)
 		if err != nil {
@@ -147,7 +148,7 @@ func (s *Store) Findings(ctx context.Context) ([]FindingRecord, error) {
 
 func (s *Store) findings(ctx context.Context, where string, args ...any) ([]FindingRecord, error) {
 	var out []FindingRecord
-	err := s.read(ctx, "list findings", func(tx txn) error {
+	err := s.read(ctx, "list findings", func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT culprit, state, reason, withdrawn, data, message_id, sent_to, created_unix_ns, updated_unix_ns
 			FROM findings `+where, args...)
 		if err != nil {
@@ -205,7 +206,7 @@ func (s *Store) MarkSent(ctx context.Context, culprit, messageID string, to []st
 }
 
 func (s *Store) updateFinding(ctx context.Context, culprit, set string, args ...any) error {
-	return s.write(ctx, "update finding "+culprit, func(tx txn) error {
+	return s.write(ctx, "update finding "+culprit, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE findings SET `+set+`, updated_unix_ns = ? WHERE culprit = ?`,
 			append(args, time.Now().UnixNano(), culprit)...)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -19,7 +20,7 @@ import (
 )
 
 type submitFlags struct {
-	db, class, results, format string
+	db, class, format string
 	noWait                     bool
 	runs                       int
 	good, bad, metric          string
@@ -46,7 +47,6 @@ perfbot bisect do; the exit status is theirs.`,
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&f.db, "db", "", "the fleet's PostgreSQL database (postgres://...)")
 	pf.StringVar(&f.class, "class", "", "the machine class to measure on")
-	pf.StringVar(&f.results, "results", "", "the fleet's results store folder (until the PostgreSQL store lands)")
 	pf.StringVar(&f.format, "format", "", "report format (as compare's or bisect's --format)")
 	pf.BoolVar(&f.noWait, "no-wait", false, "queue the job, print its id and return")
 
@@ -74,7 +74,11 @@ perfbot bisect do; the exit status is theirs.`,
 			if err := json.Unmarshal(row.Output(), &out); err != nil {
 				return err
 			}
-			st, err := fleet.OpenResults(cmd.Context(), f.db, f.results)
+			cache, err := os.UserCacheDir()
+			if err != nil {
+				return err
+			}
+			st, err := fleet.OpenResults(cmd.Context(), f.db, filepath.Join(cache, "perfbot", "submit"))
 			if err != nil {
 				return err
 			}

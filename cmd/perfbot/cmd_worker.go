@@ -14,7 +14,7 @@ import (
 )
 
 type workerFlags struct {
-	db, class, machine, dir, cpu, results string
+	db, class, machine, dir, cpu string
 	heartbeat                             time.Duration
 }
 
@@ -57,7 +57,7 @@ the round or build in flight, which the fleet gives to another machine.`,
 				return err
 			}
 			defer pool.Close()
-			results, err := fleet.OpenResults(ctx, f.db, f.results)
+			results, err := fleet.OpenResults(ctx, f.db, filepath.Join(f.dir, "store"))
 			if err != nil {
 				return err
 			}
@@ -86,6 +86,5 @@ the round or build in flight, which the fleet gives to another machine.`,
 	fl.StringVar(&f.dir, "dir", "", "workspace: clones, build cache, run logs (default: the user's cache folder)")
 	fl.StringVar(&f.cpu, "cpu", "auto", "where runs are pinned: auto (calibrate, quietest CPU), none, or a CPU number")
 	fl.DurationVar(&f.heartbeat, "heartbeat", 5*time.Second, "how often to tell the database this machine is alive")
-	fl.StringVar(&f.results, "results", "", "the fleet's results store, an SQLite store folder every machine reaches (until the PostgreSQL store lands)")
 	return cmd
 }

@@ -88,7 +88,7 @@ metrics:
 		t.Fatal(err)
 	}
 	t.Cleanup(f.pool.Close)
-	if f.results, err = fleet.OpenResults(ctx, f.url, filepath.Join(f.dir, "results")); err != nil {
+	if f.results, err = fleet.OpenResults(ctx, f.url, filepath.Join(f.dir, "server-store")); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.results.Close() })
@@ -116,8 +116,7 @@ func (f *fixture) worker(t *testing.T, id string, cpu int) *exec.Cmd {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "worker", "--db", f.url, "--class", "test", "--machine", id,
-		"--dir", filepath.Join(f.dir, id), "--cpu", fmt.Sprint(cpu), "--heartbeat", "500ms",
-		"--results", filepath.Join(f.dir, "results"))
+		"--dir", filepath.Join(f.dir, id), "--cpu", fmt.Sprint(cpu), "--heartbeat", "500ms")
 	cmd.Env = append(os.Environ(), measure.MachineLockEnv+"="+filepath.Join(f.dir, id+".lock"))
 	// A test process killed outright takes its workers with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -10,19 +10,16 @@ import (
 	"github.com/perfbot/perfbot/internal/store"
 )
 
-// OpenResults opens the fleet's results store.
-//
-// TEMPORARY, until the store's PostgreSQL backend (store.OpenURL) lands:
-// the results are kept in an SQLite store in dir, a folder every machine
-// of the fleet reaches (on one host, or a shared file system); dbURL
-// will be used instead.
+// OpenResults opens the fleet's results store: perfbot's tables in the
+// fleet's PostgreSQL database (store.OpenURL), beside River's and the
+// fleet's own. dir is this process's folder for the files the database
+// does not hold (store.Options.Dir), on a local disk: the fleet keeps
+// artifacts and logs in the database, so nothing needs to be shared.
 func OpenResults(ctx context.Context, dbURL, dir string) (*store.Store, error) {
-	_ = ctx
-	_ = dbURL
 	if dir == "" {
-		return nil, errors.New("--results: the fleet's results store (an SQLite store every machine reaches) is needed until the PostgreSQL store lands")
+		return nil, errors.New("the fleet's results store needs a local folder")
 	}
-	st, err := store.Open(dir)
+	st, err := store.OpenURL(ctx, dbURL, store.Options{Dir: dir})
 	if err != nil {
 		return nil, fmt.Errorf("the fleet's results store: %w", err)
 	}

@@ -21,11 +21,11 @@ import (
 
 type submitFlags struct {
 	db, class, format string
-	noWait                     bool
-	runs                       int
-	good, bad, metric          string
-	parallel                   int
-	improvement                bool
+	noWait            bool
+	runs              int
+	good, bad, metric string
+	parallel          int
+	improvement       bool
 }
 
 func newSubmitCmd(a *app) *cobra.Command {

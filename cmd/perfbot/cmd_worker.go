@@ -15,7 +15,7 @@ import (
 
 type workerFlags struct {
 	db, class, machine, dir, cpu string
-	heartbeat                             time.Duration
+	heartbeat                    time.Duration
 }
 
 func newWorkerCmd(a *app) *cobra.Command {

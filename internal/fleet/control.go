@@ -2,7 +2,6 @@ package fleet
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -104,11 +103,13 @@ func (cw *compareWorker) Work(ctx context.Context, rj *river.Job[CompareArgs]) e
 	return river.RecordOutput(ctx, CompareOutput{Commits: commits, Rounds: out.Rounds, Session: out.Session, Taken: out.Taken})
 }
 
-// again turns an orchestration's error into River's answer: at the end of
-// the lease, snooze (the job runs again at once and resumes from the
-// store); otherwise the error.
+// again turns an orchestration's error into River's answer: when its
+// context ended (the lease ran out, or the server is stopping), snooze:
+// the job runs again in a second, on this server or the next one started,
+// and resumes from the store, without spending an attempt; otherwise the
+// error.
 func again(ctx context.Context, err error) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if ctx.Err() != nil {
 		return river.JobSnooze(time.Second)
 	}
 	return err

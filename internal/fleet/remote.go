@@ -295,11 +295,28 @@ func (r *Remote) follow(ctx context.Context, ids []int64, pending []int, machine
 		}
 		select {
 		case <-ctx.Done():
+			r.withdraw(open)
 			return nil, ctx.Err()
 		case <-t.C:
 		}
 	}
 	return nil, nil
+}
+
+// withdraw cancels the round jobs of ids that no machine has started, when
+// the measurement that queued them stops (the server stops, or its lease
+// ends): the measurement that resumes it queues the rounds it still needs.
+// Rounds being taken are left to finish; their runs are stored.
+func (r *Remote) withdraw(ids []int64) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, id := range ids {
+		row, err := r.c.River.JobGet(ctx, id)
+		if err != nil || row.State == rivertype.JobStateRunning || row.FinalizedAt != nil {
+			continue
+		}
+		_, _ = r.c.River.JobCancel(ctx, id)
+	}
 }
 
 // live lists the machines of class whose heartbeat is recent, except

@@ -1,0 +1,82 @@
+package fleet
+
+// Which machine takes a measurement's rounds.
+
+import (
+	"context"
+	"slices"
+	"time"
+)
+
+// live lists the machines of class whose heartbeat is recent, except
+// those in skip.
+func (c *Client) live(ctx context.Context, class string, skip []string) ([]string, error) {
+	ms, ages, err := Machines(ctx, c.Pool, class)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for i, m := range ms {
+		if ages[i] < c.DeadAfter && !slices.Contains(skip, m.ID) {
+			out = append(out, m.ID)
+		}
+	}
+	return out, nil
+}
+
+// alive reports whether machine id has sent a heartbeat within DeadAfter.
+func (c *Client) alive(ctx context.Context, id string) (bool, error) {
+	var age float64
+	err := c.Pool.QueryRow(ctx, `SELECT extract(epoch from now() - heartbeat) FROM perfbot_fleet_machines WHERE id = $1`, id).Scan(&age)
+	if err != nil {
+		return false, err
+	}
+	return time.Duration(age*float64(time.Second)) < c.DeadAfter, nil
+}
+
+// pick chooses the machine of a measurement's rounds: the machine kept
+// for pin (its session, or Remote.On's key) while it lives, else the live machine of the class with the
+// fewest rounds queued on it by this process (waiting while there is
+// none). The n rounds are counted on it until released.
+func (c *Client) pick(ctx context.Context, class, pin string, n int) (string, error) {
+	told := false
+	for {
+		live, err := c.live(ctx, class, nil)
+		if err != nil {
+			return "", err
+		}
+		c.mu.Lock()
+		m := c.pins[pin]
+		if m == "" || !slices.Contains(live, m) {
+			m = ""
+			for _, id := range live {
+				if m == "" || c.assigned[id] < c.assigned[m] {
+					m = id
+				}
+			}
+		}
+		if m != "" {
+			c.pins[pin] = m
+			c.assigned[m] += n
+			c.mu.Unlock()
+			return m, nil
+		}
+		c.mu.Unlock()
+		if !told {
+			c.Log("waiting for a live machine of class %s", class)
+			told = true
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// release counts n rounds on machine as no longer queued by this process.
+func (c *Client) release(machine string, n int) {
+	c.mu.Lock()
+	c.assigned[machine] -= n
+	c.mu.Unlock()
+}

@@ -1,0 +1,152 @@
+package fleet
+
+// The work of a benchmark machine: builds and rounds.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/perfbot/perfbot/internal/build"
+	"github.com/perfbot/perfbot/internal/gitrev"
+	"github.com/perfbot/perfbot/internal/measure"
+	"github.com/perfbot/perfbot/internal/store"
+)
+
+type buildWorker struct {
+	river.WorkerDefaults[BuildArgs]
+	w *Worker
+}
+
+// Timeout follows the job file's build timeout.
+func (bw *buildWorker) Timeout(job *river.Job[BuildArgs]) time.Duration {
+	j, err := job.Args.Job.Load()
+	if err != nil {
+		return 0
+	}
+	return buildTimeout(j)
+}
+
+func (bw *buildWorker) Work(ctx context.Context, job *river.Job[BuildArgs]) error {
+	w, a := bw.w, job.Args
+	ctx, end, err := w.begin(ctx, "build of "+gitrev.Short(a.Commit))
+	if err != nil {
+		return err
+	}
+	defer end()
+	j, b, err := w.ws.open(ctx, a.Job, a.Commit)
+	if err != nil {
+		return err
+	}
+	w.cfg.Log("building %s (%s) of %s", gitrev.Short(a.Commit), variantName(a.Variant), j.Name)
+	res, err := b.Build(ctx, j, gitrev.Commit{Hash: a.Commit}, a.Variant)
+	if err != nil && !errors.Is(err, build.ErrFailed) {
+		return err
+	}
+	fb, perr := w.ws.publish(ctx, j, a, w.cfg.Machine, res, err)
+	if perr != nil {
+		return perr
+	}
+	return river.RecordOutput(ctx, BuildOutput{Key: fb.Key, Status: fb.Status, Error: fb.Error, Machine: w.cfg.Machine})
+}
+
+type roundWorker struct {
+	river.WorkerDefaults[RoundArgs]
+	w *Worker
+}
+
+// Timeout follows the job file's run timeout, per slot.
+func (rw *roundWorker) Timeout(job *river.Job[RoundArgs]) time.Duration {
+	j, err := job.Args.Job.Load()
+	if err != nil {
+		return 0
+	}
+	return roundTimeout(j, len(job.Args.Slots))
+}
+
+func (rw *roundWorker) Work(ctx context.Context, job *river.Job[RoundArgs]) error {
+	w, a := rw.w, job.Args
+	if a.Machine != w.cfg.Machine {
+		return river.JobCancel(fmt.Errorf("round for machine %s reached %s", a.Machine, w.cfg.Machine))
+	}
+	ctx, end, err := w.begin(ctx, fmt.Sprintf("round %d", a.Round))
+	if err != nil {
+		return err
+	}
+	defer end()
+	var commits []string
+	for _, s := range a.Slots {
+		commits = append(commits, s.Commit)
+	}
+	j, b, err := w.ws.open(ctx, a.Job, commits...)
+	if err != nil {
+		return err
+	}
+	builds := map[string]*build.Result{}
+	exec := measure.Local{CPU: w.cfg.CPU, Machine: w.cfg.Machine}
+	var out RoundOutput
+	for _, s := range a.Slots {
+		res := builds[s.BuildKey]
+		if res == nil {
+			if res, err = w.ws.restore(ctx, j, b, s.BuildKey); err != nil {
+				return err
+			}
+			builds[s.BuildKey] = res
+		}
+		key := store.RunKey{Job: j.Key(), Commit: s.Commit, Variant: measure.VariantID(s.Variant), Index: s.Index}
+		task := measure.Task{Job: j, Key: key, Variant: s.Variant, Build: res, Session: a.Session, Warmup: s.Index == 0}
+		if task.Warmup {
+			task.Key.Index = 1 // a folder of its own; never stored
+			task.LogDir, err = measure.RunLogDir(w.ws.local, store.RunKey{Job: key.Job, Commit: key.Commit, Variant: key.Variant + "~warmup", Index: 1})
+		} else {
+			task.LogDir, err = measure.RunLogDir(w.ws.local, key)
+		}
+		if err != nil {
+			return err
+		}
+		rec, err := exec.Execute(ctx, task)
+		if err != nil {
+			return err
+		}
+		if task.Warmup {
+			continue
+		}
+		rec.RunKey, rec.Session = key, a.Session
+		if err := w.keepLogs(ctx, rec); err != nil {
+			return err
+		}
+		// Stored now, so that nothing measured is lost if this machine
+		// dies before the round ends (the orchestrator stores it again:
+		// an upsert of the same key).
+		if err := w.cfg.Results.PutRun(ctx, rec); err != nil {
+			return fmt.Errorf("storing run %s: %w", key, err)
+		}
+		out.Runs = append(out.Runs, rec)
+	}
+	w.cfg.Log("round %d of session %.8s: %d runs", a.Round, a.Session, len(out.Runs))
+	return river.RecordOutput(ctx, out)
+}
+
+// keepLogs uploads a run's logs into the fleet's database and points the
+// record at them there (sha256:<hash>), so that any machine can read them.
+func (w *Worker) keepLogs(ctx context.Context, rec *store.RunRecord) error {
+	for _, p := range []*string{&rec.StdoutPath, &rec.StderrPath} {
+		data, err := os.ReadFile(*p)
+		if err != nil {
+			return err
+		}
+		h, err := putBlob(ctx, w.cfg.Pool, data)
+		if err != nil {
+			return err
+		}
+		*p = BlobPrefix + h
+	}
+	return nil
+}
+
+// BlobPrefix starts a log path that names a blob in the fleet's database.
+const BlobPrefix = "sha256:"

@@ -26,8 +26,13 @@ type Point struct {
 	Ref string
 	// Session is the measuring session of its rounds.
 	Session string
-	// Median is its median in its own session.
-	Median float64
+	// Runs is the number of its runs in its session's rounds that gave
+	// the metric.
+	Runs int
+	// Median is its median in its own session, and MedianLo..MedianHi
+	// the median's confidence interval (both equal Median when the runs
+	// are too few for one).
+	Median, MedianLo, MedianHi float64
 	// Step is its change against Ref in percent, measured within the
 	// session (0 for the first point or a new chain), with the interval
 	// Lo..Hi and p-value of the paired test.
@@ -48,6 +53,43 @@ type Series struct {
 	Unit    string
 	Better  metric.Better
 	Points  []Point
+	// Changes are the change points watch handled in the history, oldest
+	// first, with their culprits; set by the caller that knows them
+	// (watch.Annotate), empty after Build.
+	Changes []Change
+}
+
+// Change is a change point of a history that watch handled: the step
+// from point Index-1 to point Index, and the culprits bisection named in
+// between, with their triage verdicts.
+type Change struct {
+	Index    int
+	From, To string // the two tested commits (full hashes)
+	// Step is the change of the chained level from From to To, in percent.
+	Step float64
+	// Culprits are the confirmed culprits, none when bisection confirmed
+	// none (Note says so).
+	Culprits []Culprit
+	Note     string
+}
+
+// Culprit is one culprit of a change and what its finding says about the
+// history's metric.
+type Culprit struct {
+	Commit  string // full hash
+	Subject string
+	// Verdict is triage's verdict for this metric (real-regression,
+	// text-alignment, ...); Change its change against its parent, in
+	// percent. Both are the finding's main ones when the finding does not
+	// list this metric.
+	Verdict string
+	Change  float64
+	// State is the finding's state (untriaged, acknowledged, dismissed)
+	// and Reason why it was dismissed; Withdrawn is set when the culprit
+	// left the watched branches.
+	State     string
+	Reason    string
+	Withdrawn bool
 }
 
 // Build reads the history of metric for the tested commits among commits
@@ -104,7 +146,8 @@ func Build(ctx context.Context, st *store.Store, jobKey, variant, metricName str
 			continue
 		}
 		last := row.Cells[len(row.Cells)-1]
-		p.Median = last.Summary.Median
+		p.Runs, p.Median = last.Summary.N, last.Summary.Median
+		p.MedianLo, p.MedianHi = last.Summary.Lo, last.Summary.Hi
 		refLevel, inHistory := level[ref]
 		switch {
 		case ref == "" || !inHistory || last.Delta == nil || row.Cells[0].Summary.Median <= 0:

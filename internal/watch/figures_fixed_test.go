@@ -74,6 +74,7 @@ func fixedCycle(t *testing.T, ctx context.Context, j *job.Job, repo *demo.Repo, 
 		targets = append(targets, measure.Target{Commit: prev})
 	}
 	targets = append(targets, measure.Target{Commit: head})
+	cost.setPhase(phaseMeasure)
 	out, err := measure.Measure(ctx, j, targets, measure.Options{Store: s.Store, Builder: s.Builder, CPU: -1,
 		WholeRounds: true, Retry: true, Progress: cost})
 	if err != nil {
@@ -106,6 +107,7 @@ func fixedCycle(t *testing.T, ctx context.Context, j *job.Job, repo *demo.Repo, 
 		if err != nil {
 			t.Fatal(err)
 		}
+		cost.setPhase(phaseBisect)
 		bm := &bisect.StoreMeasurer{Job: j, Store: s.Store, Builder: s.Builder, Repo: s.Repo, Metric: m.Name, CPU: -1, Progress: cost}
 		res, err := bisect.Run(ctx, bisect.Options{Measurer: bm, Metric: m.Name, Better: m.Better, Improvement: !worse, Fixed: 6}, prev, path)
 		bm.Wait()

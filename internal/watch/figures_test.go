@@ -87,9 +87,10 @@ func TestWatchFigures(t *testing.T) {
 		figs = append(figs, fig)
 	}
 	// findings: all / naming a planted commit / naming it by what it is;
-	// run and build time are the benchmark's and the compiler's wall
-	// time; machine is the scheme's whole wall time.
-	t.Logf("%-13s  %-8s  %5s  %6s  %7s  %7s  %9s  %9s  %s", "scheme", "findings", "runs", "builds", "run", "build", "machine", "per right", "findings")
+	// m/b/t runs: the runs of measuring, bisecting (with the check) and
+	// triage; run and build time are the benchmark's and the compiler's
+	// wall time; machine is the scheme's whole wall time.
+	t.Logf("%-13s  %-8s  %5s  %-11s  %6s  %7s  %7s  %9s  %9s  %s", "scheme", "findings", "runs", "m/b/t runs", "builds", "run", "build", "machine", "per right", "findings")
 	for _, f := range figs {
 		t.Logf("%s", f)
 	}
@@ -150,8 +151,9 @@ func (f *figure) String() string {
 	if right > 0 {
 		per = (f.wall / time.Duration(right)).Round(time.Second).String()
 	}
-	return fmt.Sprintf("%-13s  %-8s  %5d  %6d  %7v  %7v  %9v  %9s  %s", f.scheme, fmt.Sprintf("%d/%d/%d", len(f.findings), named, right),
-		f.cost.runs, f.cost.builds, f.cost.runWall.Round(time.Second), f.cost.build.Round(time.Second), f.wall.Round(time.Second), per, strings.Join(list, "; "))
+	return fmt.Sprintf("%-13s  %-8s  %5d  %-11s  %6d  %7v  %7v  %9v  %9s  %s", f.scheme, fmt.Sprintf("%d/%d/%d", len(f.findings), named, right),
+		f.cost.runs, f.cost.byPhase(), f.cost.builds, f.cost.runWall.Round(time.Second), f.cost.build.Round(time.Second), f.wall.Round(time.Second),
+		per, strings.Join(list, "; "))
 }
 
 // growBranch moves the branch "watched" of the repository to its n-th
@@ -185,7 +187,7 @@ func watchFigure(t *testing.T, repo *demo.Repo, policy string) *figure {
 		t.Fatal(err)
 	}
 	cost := &costCounter{}
-	w := &Watcher{Config: cfg, CPU: -1, Logf: t.Logf, Progress: cost}
+	w := &Watcher{Config: cfg, CPU: -1, Logf: cost.logf(t), Progress: cost}
 	start := time.Now()
 	for _, n := range figuresGrowth {
 		growBranch(t, repo, n)
@@ -205,9 +207,9 @@ func watchFigure(t *testing.T, repo *demo.Repo, policy string) *figure {
 		jobs, _ := job.Load(repo.JobFile)
 		for _, m := range []string{demo.MetricText, demo.MetricData} {
 			if s, err := history.Build(context.Background(), st, jobs[0].Key(), "", m, list, 0.01); err == nil {
-				marks, _ := Marks(context.Background(), st, s)
+				_ = Annotate(context.Background(), st, s, jobs[0].Name)
 				var b strings.Builder
-				_ = report.WriteHistory(&b, s, marks, "text")
+				_ = report.WriteHistory(&b, s, report.HistoryOptions{JobName: jobs[0].Name, Branch: "watched"})
 				t.Logf("%s: history of %s:\n%s", policy, m, b.String())
 			}
 		}
@@ -240,11 +242,46 @@ func shorts(hs []string) []string {
 }
 
 // costCounter is a measure.Progress that counts the runs and builds a
-// scheme took, and their machine time.
+// scheme took, and their machine time, in all and per phase (measuring
+// the tested commits, bisecting with its check, triage), the phase
+// being told by the watcher's log (see phaseOf).
 type costCounter struct {
 	mu             sync.Mutex
 	runs, builds   int
 	runWall, build time.Duration
+	phase          string
+	phaseRuns      map[string]int
+}
+
+// The phases of a scheme's work.
+const (
+	phaseMeasure = "measure"
+	phaseBisect  = "bisect"
+	phaseTriage  = "triage"
+)
+
+// setPhase attributes the runs from now on to phase.
+func (c *costCounter) setPhase(phase string) {
+	c.mu.Lock()
+	c.phase = phase
+	c.mu.Unlock()
+}
+
+// logf is a watcher's Logf: it logs, and follows the phase from the
+// watcher's lines ("testing N new commits", "... changes by", "triage:").
+func (c *costCounter) logf(t *testing.T) func(string, ...any) {
+	return func(format string, args ...any) {
+		line := fmt.Sprintf(format, args...)
+		switch {
+		case strings.Contains(line, " new commits against "):
+			c.setPhase(phaseMeasure)
+		case strings.Contains(line, " changes by "):
+			c.setPhase(phaseBisect)
+		case strings.HasPrefix(line, "watch: triage: "):
+			c.setPhase(phaseTriage)
+		}
+		t.Log(line)
+	}
 }
 
 // snapshot returns the counts so far.
@@ -252,6 +289,13 @@ func (c *costCounter) snapshot() costCounter {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return costCounter{runs: c.runs, builds: c.builds, runWall: c.runWall, build: c.build}
+}
+
+// byPhase says how many runs each phase took.
+func (c *costCounter) byPhase() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return fmt.Sprintf("%d/%d/%d", c.phaseRuns[phaseMeasure], c.phaseRuns[phaseBisect], c.phaseRuns[phaseTriage])
 }
 
 func (c *costCounter) Building(int, int, measure.Target) {}
@@ -268,5 +312,9 @@ func (c *costCounter) Ran(_, _ int, _ measure.Target, r *store.RunRecord) {
 	c.mu.Lock()
 	c.runs++
 	c.runWall += r.Usage.Wall
+	if c.phaseRuns == nil {
+		c.phaseRuns = map[string]int{}
+	}
+	c.phaseRuns[c.phase]++
 	c.mu.Unlock()
 }

@@ -32,15 +32,28 @@ func histories(jc JobConfig, s *measure.Session) ([]hist, error) {
 		switch name {
 		case "plain":
 		case "forced":
-			p, err := knobs.LookupIn(jc.Preset, filepath.Join(s.Store.Dir(), "knobs"))
+			h, err := forcedHistory(jc.Preset, s.Store.Dir())
 			if err != nil {
-				return nil, fmt.Errorf("preset: %w", err)
+				return nil, err
 			}
-			v := p.ForcedAlignment()
-			out = append(out, hist{name: "forced", variant: v, id: measure.VariantID(v)})
+			out = append(out, h)
 		}
 	}
 	return out, nil
+}
+
+// forcedHistory is the history under the preset's forced alignment; the
+// store folder may hold presets of its own.
+func forcedHistory(preset, storeDir string) (hist, error) {
+	if preset == "" {
+		preset = "c"
+	}
+	p, err := knobs.LookupIn(preset, filepath.Join(storeDir, "knobs"))
+	if err != nil {
+		return hist{}, fmt.Errorf("preset: %w", err)
+	}
+	v := p.ForcedAlignment()
+	return hist{name: "forced", variant: v, id: measure.VariantID(v)}, nil
 }
 
 // changeKey names a handled change in the store.

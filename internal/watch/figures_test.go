@@ -229,6 +229,9 @@ func watchFigure(t *testing.T, repo *demo.Repo, policy string) *figure {
 				planted: plantedEffect(repo, r.Culprit)})
 		}
 		t.Logf("%s: mail subject: %s", policy, report.FindingSubject(f))
+		if !fig.findings[len(fig.findings)-1].right() {
+			t.Logf("%s: %s is %s, not what was planted: %s\n%s", policy, gitrev.Short(r.Culprit), f.Verdict, f.Sentence, f.Triage)
+		}
 	}
 	return fig
 }

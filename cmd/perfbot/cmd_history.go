@@ -71,6 +71,9 @@ docs/watch.md documents the JSON.`,
 			if len(series.Points) == 0 {
 				return fmt.Errorf("no commit of %s is tested for job %s (%s history) in %s: run perfbot watch first", branch, j.Name, hist, storeDir)
 			}
+			if err := watch.AnchorRatios(ctx, st, series, alpha); err != nil {
+				return err
+			}
 			if err := watch.Annotate(ctx, st, series, j.Name); err != nil {
 				return err
 			}

@@ -24,8 +24,10 @@ type Point struct {
 	// of one session: the point before when both were tested together,
 	// else the reference it was tested with ("" for the first).
 	Ref string
-	// Session is the measuring session of its rounds.
+	// Session is the measuring session of its rounds, and Rounds their
+	// run numbers.
 	Session string
+	Rounds  []int
 	// Runs is the number of its runs in its session's rounds that gave
 	// the metric.
 	Runs int
@@ -43,6 +45,11 @@ type Point struct {
 	// NewChain is set when the point's reference is not in the history (a
 	// force-push removed it): its level restarts at its own median.
 	NewChain bool
+	// Ratio is its ratio to the history's anchor commit measured in the
+	// same rounds of its session (1.05: 5 % above the anchor), with the
+	// interval RatioLo..RatioHi; 0 when its session did not measure the
+	// anchor (see Ratios).
+	Ratio, RatioLo, RatioHi float64
 }
 
 // Series is the history of one metric of one job (and variant).
@@ -126,7 +133,7 @@ func Build(ctx context.Context, st *store.Store, jobKey, variant, metricName str
 		if prev != nil && prev.Session == t.Session {
 			ref = prev.Commit.Hash
 		}
-		p := Point{Commit: c, Index: i, Ref: ref, Session: t.Session}
+		p := Point{Commit: c, Index: i, Ref: ref, Session: t.Session, Rounds: t.Rounds}
 		srcs := []compare.Source{{Commit: c, Layouts: []string{variant}, Round: compare.InRounds(t.Rounds)}}
 		if ref != "" {
 			srcs = append([]compare.Source{{Commit: gitrev.Commit{Hash: ref}, Layouts: []string{variant}, Round: compare.InRounds(t.Rounds)}}, srcs...)
@@ -168,6 +175,42 @@ func Build(ctx context.Context, st *store.Store, jobKey, variant, metricName str
 		prev = &pt
 	}
 	return s, nil
+}
+
+// Ratios sets each point's ratio to the anchor commit, measured in the
+// point's own rounds: the anchor is re-measured in every session, so the
+// ratios of different sessions are comparable with independent errors
+// (the machine's speed cancels in each), and a detector for independent
+// values (E-divisive) can pool a segment's points. A point whose session
+// did not measure the anchor keeps a zero Ratio; the anchor's own points
+// have ratio 1.
+func Ratios(ctx context.Context, st *store.Store, s *Series, anchor string, alpha float64) error {
+	for i := range s.Points {
+		p := &s.Points[i]
+		p.Ratio, p.RatioLo, p.RatioHi = 0, 0, 0
+		if p.Commit.Hash == anchor {
+			p.Ratio = 1
+			continue
+		}
+		srcs := []compare.Source{
+			{Commit: gitrev.Commit{Hash: anchor}, Layouts: []string{s.Variant}, Round: compare.InRounds(p.Rounds)},
+			{Commit: p.Commit, Layouts: []string{s.Variant}, Round: compare.InRounds(p.Rounds)},
+		}
+		tab, err := compare.FromStore(ctx, st, s.Job, srcs, alpha)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			continue // the anchor was not measured in this session
+		}
+		row := findRow(tab, s.Metric)
+		if row == nil || row.Cells[1].Delta == nil {
+			continue
+		}
+		d := row.Cells[1].Delta.Stat
+		p.Ratio, p.RatioLo, p.RatioHi = 1+d.Change/100, 1+d.Lo/100, 1+d.Hi/100
+	}
+	return nil
 }
 
 func findRow(t *compare.Table, name string) *compare.Row {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -41,7 +42,7 @@ func WriteHistory(w io.Writer, s *history.Series, opt HistoryOptions) error {
 	case "csv":
 		cw := csv.NewWriter(w)
 		_ = cw.Write([]string{"commit", "subject", "level", "median", "median_lo", "median_hi", "runs", "step_pct", "step_lo", "step_hi", "p",
-			"ref", "new_chain", "change", "culprits", "verdicts"})
+			"ref", "new_chain", "change", "culprits", "verdicts", "ratio", "ratio_lo", "ratio_hi"})
 		for i, p := range s.Points {
 			c, ok := change[i]
 			var hashes, verdicts []string
@@ -52,15 +53,25 @@ func WriteHistory(w io.Writer, s *history.Series, opt HistoryOptions) error {
 			if hasStep(p) {
 				step, lo, hi, pv = f(p.Step), f(p.Lo), f(p.Hi), f(p.P)
 			}
+			ratio, rlo, rhi := "", "", ""
+			if p.Ratio > 0 {
+				ratio, rlo, rhi = f(p.Ratio), f(p.RatioLo), f(p.RatioHi)
+			}
 			_ = cw.Write([]string{p.Commit.Hash, p.Commit.Subject, f(p.Level), f(p.Median), f(p.MedianLo), f(p.MedianHi), strconv.Itoa(p.Runs),
-				step, lo, hi, pv, p.Ref, strconv.FormatBool(p.NewChain), strconv.FormatBool(ok), strings.Join(hashes, " "), strings.Join(verdicts, " ")})
+				step, lo, hi, pv, p.Ref, strconv.FormatBool(p.NewChain), strconv.FormatBool(ok), strings.Join(hashes, " "), strings.Join(verdicts, " "),
+				ratio, rlo, rhi})
 		}
 		cw.Flush()
 		return cw.Error()
 	case "", "text":
 		fmt.Fprintln(w, historyTitle(s, opt))
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "commit\tlevel\tmedian [interval]\tstep [interval]\tp\tchange, subject\n")
+		ratios := slices.ContainsFunc(s.Points, func(p history.Point) bool { return p.Ratio > 0 })
+		head := "commit\tlevel\tmedian [interval]\tstep [interval]\tp\t"
+		if ratios {
+			head += "ratio to anchor\t"
+		}
+		fmt.Fprintln(tw, head+"change, subject")
 		for i, p := range s.Points {
 			step, pv := "-", "-"
 			switch {
@@ -73,7 +84,17 @@ func WriteHistory(w io.Writer, s *history.Series, opt HistoryOptions) error {
 			if c, ok := change[i]; ok {
 				note = changeNote(c) + "; " + note
 			}
-			fmt.Fprintf(tw, "%s\t%.4g\t%.4g [%.4g, %.4g]\t%s\t%s\t%s\n", p.Commit.Short(), p.Level, p.Median, p.MedianLo, p.MedianHi, step, pv, note)
+			fmt.Fprintf(tw, "%s\t%.4g\t%.4g [%.4g, %.4g]\t%s\t%s\t", p.Commit.Short(), p.Level, p.Median, p.MedianLo, p.MedianHi, step, pv)
+			switch {
+			case !ratios:
+			case p.Ratio > 0 && p.RatioHi > 0:
+				fmt.Fprintf(tw, "%.4g [%.4g, %.4g]\t", p.Ratio, p.RatioLo, p.RatioHi)
+			case p.Ratio > 0:
+				fmt.Fprintf(tw, "%.4g\t", p.Ratio)
+			default:
+				fmt.Fprint(tw, "-\t")
+			}
+			fmt.Fprintln(tw, note)
 		}
 		return tw.Flush()
 	}
@@ -161,6 +182,9 @@ type (
 		StepLo   *float64 `json:"step_lo"`
 		StepHi   *float64 `json:"step_hi"`
 		P        *float64 `json:"p"`
+		Ratio    *float64 `json:"ratio"`
+		RatioLo  *float64 `json:"ratio_lo"`
+		RatioHi  *float64 `json:"ratio_hi"`
 	}
 	historyChange struct {
 		Point    int              `json:"point"`
@@ -189,6 +213,9 @@ func writeHistoryJSON(w io.Writer, s *history.Series, opt HistoryOptions) error 
 			NewChain: p.NewChain, Runs: p.Runs, Median: p.Median, MedianLo: p.MedianLo, MedianHi: p.MedianHi, Level: p.Level}
 		if hasStep(p) {
 			hp.Step, hp.StepLo, hp.StepHi, hp.P = &p.Step, &p.Lo, &p.Hi, &p.P
+		}
+		if p.Ratio > 0 {
+			hp.Ratio, hp.RatioLo, hp.RatioHi = &p.Ratio, &p.RatioLo, &p.RatioHi
 		}
 		doc.Points = append(doc.Points, hp)
 	}

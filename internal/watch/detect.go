@@ -40,6 +40,11 @@ func (w *Watcher) detect(ctx context.Context, s *measure.Session, jc JobConfig, 
 		if err != nil {
 			return err
 		}
+		if jc.Anchor {
+			if err := AnchorRatios(ctx, s.Store, series, jc.Alpha); err != nil {
+				return err
+			}
+		}
 		for _, k := range changes(series, jc) {
 			a, b := series.Points[k-1], series.Points[k]
 			key := changeKey(j.Key(), h.id, m.Name, a.Commit.Hash, b.Commit.Hash)

@@ -136,6 +136,16 @@ func Annotate(ctx context.Context, st *store.Store, s *history.Series, jobName s
 	return nil
 }
 
+// AnchorRatios sets the series' ratios to the anchor watch keeps for its
+// job and history (history.Ratios), when it keeps one.
+func AnchorRatios(ctx context.Context, st *store.Store, s *history.Series, alpha float64) error {
+	anchor, err := Anchor(ctx, st, s.Job, s.Variant)
+	if err != nil || anchor == "" {
+		return err
+	}
+	return history.Ratios(ctx, st, s, anchor, alpha)
+}
+
 // HistoryVariant is the store's variant id of a job's history by name:
 // "plain" (or "") is the plain build's, "forced" the one under forced
 // alignment of the layout preset (c by default) that a watch file's

@@ -1,12 +1,15 @@
 package watch
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/knobs"
 	"github.com/perfbot/perfbot/internal/measure"
+	"github.com/perfbot/perfbot/internal/store"
 )
 
 // hist is one history a job keeps: the plain build's, or one under a
@@ -62,4 +65,25 @@ func changeKey(jobKey, variant, metricName, a, b string) string {
 		return fmt.Sprintf("%s|%s|%s|%s", jobKey, metricName, a, b)
 	}
 	return fmt.Sprintf("%s|%s|%s|%s|%s", jobKey, variant, metricName, a, b)
+}
+
+// anchorKind is the store's state kind of a history's anchor commit, keyed
+// by job key and variant: chosen once, the first time the history needs
+// one, and kept while it builds.
+const anchorKind = "watch-anchor"
+
+func anchorKey(jobKey, variant string) string { return jobKey + "|" + variant }
+
+// Anchor returns the anchor commit of a job's history (job key, variant)
+// when watch keeps one, else "".
+func Anchor(ctx context.Context, st *store.Store, jobKey, variant string) (string, error) {
+	data, err := st.GetState(ctx, anchorKind, anchorKey(jobKey, variant))
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil
+	}
+	return string(data), err
+}
+
+func setAnchor(ctx context.Context, st *store.Store, jobKey, variant, commit string) error {
+	return st.PutState(ctx, anchorKind, anchorKey(jobKey, variant), []byte(commit))
 }

@@ -116,7 +116,7 @@ metrics:
 	box, addr := startSMTP(t)
 	watchFile := filepath.Join(dir, "watch.yaml")
 	write(t, watchFile, fmt.Sprintf(`jobs:
-  - {file: bench.yaml, histories: [forced]}
+  - {file: bench.yaml, histories: [forced], anchor: true}
 branches: [main]
 report:
   dir: reports
@@ -205,6 +205,9 @@ report:
 		if err != nil {
 			t.Fatal(err)
 		}
+		if err := AnchorRatios(ctx, st, series, 0.01); err != nil {
+			t.Fatal(err)
+		}
 		if err := Annotate(ctx, st, series, jobs[0].Name); err != nil {
 			t.Fatal(err)
 		}
@@ -249,6 +252,36 @@ report:
 	if fs, _ := cfg.Findings(ctx); !fs[0].Withdrawn || fs[0].State != store.Dismissed {
 		t.Errorf("after the force-push: %+v, want withdrawn and still dismissed", fs[0])
 	}
+
+	// anchor: true: the base, the history's first commit, is the anchor;
+	// a new commit is measured beside its reference and the anchor, and
+	// has a ratio to it.
+	r.Commit("even more docs", map[string]string{"README": "bench, once\n"})
+	rep, err = w.Cycle(ctx)
+	if err != nil || len(rep.Errors) > 0 || len(rep.Tested) != 2 {
+		t.Fatalf("cycle after the force-push: %v %v, tested %d, want 2", err, rep.Errors, len(rep.Tested))
+	}
+	st, err = store.Open(filepath.Join(dir, ".perfbot"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if a, err := Anchor(ctx, st, jobs[0].Key(), ""); err != nil || a != list[0].Hash {
+		t.Fatalf("anchor %q (%v), want the base %s", a, err, list[0].Short())
+	}
+	list, _ = repo.FirstParents(ctx, "main", 0)
+	series, err = history.Build(ctx, st, jobs[0].Key(), "", "work_ms", list, 0.01)
+	if err == nil {
+		err = AnchorRatios(ctx, st, series, 0.01)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := series.Points[len(series.Points)-1]
+	if len(series.Points) != 3 || last.Commit.Subject != "even more docs" || !(last.RatioLo < last.Ratio && last.Ratio < last.RatioHi) ||
+		last.Ratio < 0.8 || last.Ratio > 1.25 || series.Points[0].Ratio != 1 {
+		t.Errorf("after the force-push, %d points; ratios to the anchor %+v", len(series.Points), series.Points)
+	}
 }
 
 // checkHistory checks a history of TestWatchFindsRegression's branch, and
@@ -288,6 +321,9 @@ func checkHistory(t *testing.T, name string, s *history.Series, slow string) {
 	}
 	if doc.Job != "bench" || doc.History != name || doc.Branch != "main" || doc.Metric != "work_ms" || len(doc.Points) != 4 {
 		t.Fatalf("%s history JSON: %s", name, js.String())
+	}
+	if r := s.Points[2].Ratio; r < 1.5 || r > 2.5 {
+		t.Errorf("%s history: the slowdown's ratio to the anchor is %.3g, want about 2", name, r)
 	}
 	for i, p := range doc.Points {
 		if p.Commit != s.Points[i].Commit.Hash || p.Runs < 6 || !(p.MedianLo <= p.Median && p.Median <= s.Points[i].MedianHi && p.MedianLo < s.Points[i].MedianHi) || (p.Step == nil) != (i == 0) {

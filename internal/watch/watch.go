@@ -11,7 +11,8 @@
 //     policy and the cap thin a backlog; the head is always taken);
 //  3. measure them in whole interleaved rounds together with the newest
 //     tested commit (the reference), so that every step of the history is
-//     a comparison within one session, and record each as tested;
+//     a comparison within one session, and with the job's anchor (anchor:
+//     true), and record each as tested;
 //  4. rebuild the histories and look for change points (package
 //     changepoint), bisect each new one between the tested commits around
 //     it, triage the culprit, and record, export and mail the finding.

@@ -10,8 +10,8 @@ import (
 
 // changes returns the indices k of the history's points that start a
 // change (between point k-1 and k), oldest first. Two detectors (three
-// with an anchor), any suffices (every candidate is confirmed by bisection's check and triaged
-// before anyone is told):
+// with an anchor), any suffices (every candidate is confirmed by
+// bisection's check and triaged before anyone is told):
 //
 //   - the direct test of each step: the commit was measured in the same
 //     interleaved rounds as the commit before it, and their paired test

@@ -197,19 +197,24 @@ func (w *Watcher) measureBranch(ctx context.Context, s *measure.Session, jc JobC
 	if err != nil {
 		return err
 	}
+	newAnchor := "" // the newest commit that built, should the anchor not
 	for i, t := range out.Targets {
 		if sel.Ref.Hash != "" && i == 0 {
 			continue
 		}
 		if anchor != "" && i == len(out.Targets)-1 {
-			if t.BuildErr != nil || t.Build == nil {
+			if (t.BuildErr != nil || t.Build == nil) && newAnchor != "" {
 				// A new anchor from the next cycle on: the ratios restart.
-				w.logf("watch: %s: the anchor %s does not build any more (%v); the newest tested commit is the anchor from now on", j.Name, gitrev.Short(anchor), t.BuildErr)
-				if err := setAnchor(ctx, s.Store, j.Key(), h.id, sel.New[len(sel.New)-1].Hash); err != nil {
+				w.logf("watch: %s%s: the anchor %s does not build any more (%v); %s is the anchor from now on",
+					j.Name, h.suffix(), gitrev.Short(anchor), t.BuildErr, gitrev.Short(newAnchor))
+				if err := setAnchor(ctx, s.Store, j.Key(), h.id, newAnchor); err != nil {
 					return err
 				}
 			}
 			continue
+		}
+		if t.BuildErr == nil && t.Build != nil {
+			newAnchor = t.Target.Commit.Hash
 		}
 		if t.BuildErr != nil {
 			w.logf("watch: %s: %s does not build: %v", j.Name, t.Target.Commit.Short(), t.BuildErr)

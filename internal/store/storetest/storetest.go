@@ -20,6 +20,7 @@ type Store interface {
 	GetBuild(ctx context.Context, key string) (*store.BuildRecord, error)
 	PutJob(ctx context.Context, key, name string, spec []byte) error
 	GetJob(ctx context.Context, key string) (name string, spec []byte, err error)
+	JobKeys(ctx context.Context) ([]string, error)
 	PutRun(ctx context.Context, r *store.RunRecord) error
 	Runs(ctx context.Context, job, commit, variant string) ([]store.RunRecord, error)
 	RunsWithoutValues(ctx context.Context, job, commit, variant string) ([]store.RunRecord, error)
@@ -170,6 +171,12 @@ func testJob(t *testing.T, s Store) {
 	}
 	if err := s.PutJob(ctx, "", "x", []byte(`{}`)); err == nil {
 		t.Error("PutJob with empty key succeeded")
+	}
+	if err := s.PutJob(ctx, "akey", "alpha", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if keys, err := s.JobKeys(ctx); err != nil || !slices.Equal(keys, []string{"akey", "jkey"}) {
+		t.Errorf("JobKeys = %v, %v; want [akey jkey], sorted, each once", keys, err)
 	}
 }
 

@@ -91,9 +91,22 @@ func (c *Config) SetState(ctx context.Context, prefix string, state store.Findin
 // Marks are the changes watch handled in a history, with their culprits'
 // verdicts, for `perfbot history`.
 func Marks(ctx context.Context, st *store.Store, s *history.Series) ([]report.HistoryMark, error) {
+	// One read of the handled changes' keys, not one per step: a history
+	// of 10,000 commits has few changes.
+	keys, err := st.StateKeys(ctx, changeKind)
+	if err != nil {
+		return nil, err
+	}
+	handled := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		handled[k] = true
+	}
 	var marks []report.HistoryMark
 	for k := 1; k < len(s.Points); k++ {
 		key := changeKey(s.Job, s.Variant, s.Metric, s.Points[k-1].Commit.Hash, s.Points[k].Commit.Hash)
+		if !handled[key] {
+			continue
+		}
 		data, err := st.GetState(ctx, changeKind, key)
 		if errors.Is(err, store.ErrNotFound) {
 			continue

@@ -77,6 +77,29 @@ func (s *Store) TestedCommits(ctx context.Context, job, variant string) (map[str
 	return out, err
 }
 
+// TestedVariants returns the variants of a job that have tested commits
+// (its histories: "" the plain build's, then those under layout knobs),
+// sorted.
+func (s *Store) TestedVariants(ctx context.Context, job string) ([]string, error) {
+	var out []string
+	err := s.read(ctx, "list tested variants", func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT DISTINCT variant FROM tested WHERE job_key = ? ORDER BY variant`, job)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var v string
+			if err := rows.Scan(&v); err != nil {
+				return err
+			}
+			out = append(out, v)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
 // Finding states a person sets.
 type FindingState string
 

@@ -32,6 +32,7 @@ type Store interface {
 	StateKeys(ctx context.Context, kind string) ([]string, error)
 	PutTested(ctx context.Context, t *store.Tested) error
 	TestedCommits(ctx context.Context, job, variant string) (map[string]store.Tested, error)
+	TestedVariants(ctx context.Context, job string) ([]string, error)
 	PutFinding(ctx context.Context, culprit string, data []byte) (bool, error)
 	Finding(ctx context.Context, culprit string) (*store.FindingRecord, error)
 	Findings(ctx context.Context) ([]store.FindingRecord, error)

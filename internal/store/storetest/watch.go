@@ -42,6 +42,12 @@ func testTested(t *testing.T, s Store) {
 	if got, _ := s.TestedCommits(ctx, "j", "align64@x"); len(got) != 1 {
 		t.Errorf("variant's tested commits: %v", got)
 	}
+	if vs, err := s.TestedVariants(ctx, "j"); err != nil || !slices.Equal(vs, []string{"", "align64@x"}) {
+		t.Errorf("TestedVariants = %q, %v; want the plain history and align64@x", vs, err)
+	}
+	if vs, err := s.TestedVariants(ctx, "other"); err != nil || len(vs) != 0 {
+		t.Errorf("TestedVariants of a job without history = %q, %v", vs, err)
+	}
 }
 
 // testFindings: one finding per culprit; re-putting keeps the state a

@@ -106,6 +106,7 @@ or no confirmed culprit (bisect); 2 error; 3 inconclusive (triage).`,
 		newHistoryCmd(a),
 		newSensitivityCmd(a),
 		newInitCmd(a),
+		newServeCmd(a),
 	)
 	return root
 }

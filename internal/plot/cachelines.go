@@ -150,7 +150,7 @@ func drawLines(c *canvas, s CacheSide, wd win, lines int, line uint64, x0, x1, y
 			fmt.Sprintf("%s: %#x, %d bytes, offset %d mod %d, %d lines", sym.Name, sym.Addr, sym.Size, off, line, linesOf(sym.Addr, sym.Size, line)),
 			"data-sym", sym.Name, "data-off", strconv.FormatUint(off, 10))
 		if xe-xa > 40 || sym.Hot {
-			c.text(xa+2, ly+10, "start", "lbl", shorten(sym.Name, max(3, int((xe-xa)/6.5))))
+			c.text(xa+2, ly+10, "start", "lbl", ShortLabel(sym.Name, max(3, int((xe-xa)/6.5))))
 		}
 		for _, l := range sym.Loops {
 			class := "loop"

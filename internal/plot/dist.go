@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/perfbot/perfbot/internal/stats"
@@ -55,11 +56,20 @@ func Distribution(w io.Writer, groups []Group, opt DistOptions) error {
 	ys := scale{lo: y0, hi: y1, a: bottom, b: top}
 	slot := (right - left) / float64(len(groups))
 
-	var c canvas
+	// Values that are not numbers (a missing pair) are not runs.
+	groups = slices.Clone(groups)
 	runs := 0
-	for _, g := range groups {
-		runs += len(g.Values)
+	for i, g := range groups {
+		var vs []float64
+		for _, v := range g.Values {
+			if !math.IsNaN(v) && !math.IsInf(v, 0) {
+				vs = append(vs, v)
+			}
+		}
+		groups[i].Values = vs
+		runs += len(vs)
 	}
+	var c canvas
 	c.open(width, height, "dist", fmt.Sprintf("%s: runs of %d builds", opt.Title, len(groups)),
 		"data-groups", strconv.Itoa(len(groups)), "data-runs", strconv.Itoa(runs))
 	if opt.Standalone {

@@ -127,6 +127,11 @@ func (c *catalog) historyOf(ctx context.Context, je *jobEntry, metricName, varia
 	}
 	hp.metric = hp.metrics[i]
 	hp.variants = c.variants(ctx, je)
+	for _, id := range hp.variants {
+		if variant != "" && variantLabel(id) == variant {
+			variant = id // given by its label (align64)
+		}
+	}
 	if len(hp.variants) == 0 {
 		return nil, nil, nil, errorf(http.StatusNotFound, "job %s has no tested commit yet: perfbot watch keeps its history", je.Name)
 	}

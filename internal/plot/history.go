@@ -43,7 +43,7 @@ type HistoryOptions struct {
 // Geometry shared with LayoutHistory, so that its columns line up with
 // the history's points.
 const (
-	marginLeft  = 70
+	marginLeft  = 84
 	marginRight = 16
 )
 

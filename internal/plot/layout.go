@@ -125,7 +125,7 @@ func LayoutHistory(w io.Writer, pts []LayoutPoint, opt LayoutOptions) error {
 		}
 		row := scale{lo: 0, hi: 63, a: y + offsetRow - 4, b: y + 4}
 		c.group("fn", "data-func", fn)
-		c.text(left-6, y+offsetRow/2+4, "end", "lbl", ShortLabel(fn, 10))
+		c.text(left-6, y+offsetRow/2+4, "end", "lbl", ShortLabel(fn, 12))
 		c.line(left, y+offsetRow, width-marginRight, y+offsetRow, "grid")
 		drawSteps(&c, win, vals, ok, x, row, slot, opt.MaxPoints, func(i, prev int) string {
 			return fmt.Sprintf("%s: %s at %d mod 64 (was %d)", win[i].Commit, fn, int(vals[i]), int(vals[prev]))

@@ -27,8 +27,9 @@ type catalog struct {
 	jobs   []*jobEntry
 	byID   map[string]*jobEntry
 
-	mu       sync.Mutex
-	branchLs map[string]branchList // first-parent lists by repo and branch
+	mu         sync.Mutex
+	branchLs   map[string]branchList // first-parent lists by repo and branch
+	testedSets map[string]*testedSet // by store, job and variant
 }
 
 // source is one results store.
@@ -56,7 +57,7 @@ type jobEntry struct {
 
 // newCatalog reads the watch file's jobs and the stores' jobs.
 func newCatalog(ctx context.Context, w *watch.Config, dirs []string) (*catalog, error) {
-	c := &catalog{watch: w, byID: map[string]*jobEntry{}, branchLs: map[string]branchList{}}
+	c := &catalog{watch: w, byID: map[string]*jobEntry{}, branchLs: map[string]branchList{}, testedSets: map[string]*testedSet{}}
 	if w != nil {
 		for _, jc := range w.Jobs {
 			jobs, err := job.Load(jc.File)

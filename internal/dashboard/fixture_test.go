@@ -33,7 +33,7 @@ type fixture struct {
 
 // newFixture builds the store (about 10 s of real builds and runs) and
 // serves it on a loopback port with a token.
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	testutil.NeedTool(t, "git", "gcc", "make")
 	r := testutil.NewGitRepo(t)
@@ -84,7 +84,7 @@ metrics:
 	return f
 }
 
-func write(t *testing.T, path, content string) {
+func write(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)

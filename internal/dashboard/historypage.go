@@ -13,7 +13,6 @@ import (
 	"github.com/perfbot/perfbot/internal/history"
 	"github.com/perfbot/perfbot/internal/plot"
 	"github.com/perfbot/perfbot/internal/report"
-	"github.com/perfbot/perfbot/internal/watch"
 )
 
 // HistoryView is a metric's history (GET /api/jobs/{job}/history).
@@ -229,30 +228,20 @@ func (s *Server) history(r *http.Request, page bool) (*HistoryView, error) {
 // layoutPoints are the layout summaries of the history's points, nil when
 // none has one (a job without artifacts).
 func (s *Server) layoutPoints(ctx context.Context, je *jobEntry, variant string, series *history.Series) []plot.LayoutPoint {
-	st, err := je.store()
-	if err != nil {
-		return nil
-	}
-	tested, err := st.TestedCommits(ctx, je.Key, variant)
+	ts, err := s.cat.tested(ctx, je, variant)
 	if err != nil {
 		return nil
 	}
 	out := make([]plot.LayoutPoint, len(series.Points))
-	any := false
+	found := false
 	for i, p := range series.Points {
 		out[i].Commit = p.Commit.Short()
-		t, ok := tested[p.Commit.Hash]
-		if !ok || t.Layout == nil {
-			continue
+		if ls := ts.layout(p.Commit.Hash); ls != nil {
+			out[i].Sections, out[i].Offsets = ls.Sections, ls.Offsets
+			found = true
 		}
-		var ls watch.LayoutSummary
-		if json.Unmarshal(t.Layout, &ls) != nil || ls.Error != "" {
-			continue
-		}
-		out[i].Sections, out[i].Offsets = ls.Sections, ls.Offsets
-		any = true
 	}
-	if !any {
+	if !found {
 		return nil
 	}
 	return out

@@ -135,12 +135,12 @@ func (s *Server) overview(ctx context.Context) (*Overview, error) {
 		}
 		if st, _ := je.src.open(); st != nil {
 			for _, v := range s.cat.variants(ctx, je) {
-				tested, err := st.TestedCommits(ctx, je.Key, v)
+				ts, err := s.cat.tested(ctx, je, v)
 				if err != nil {
 					return nil, err
 				}
-				h := HistoryRef{Variant: v, Label: variantLabel(v), Tested: len(tested)}
-				for _, t := range tested {
+				h := HistoryRef{Variant: v, Label: variantLabel(v), Tested: len(ts.byCommit)}
+				for _, t := range ts.byCommit {
 					if t.When.After(h.Last) {
 						h.Last, h.Cycle = t.When, t.Cycle
 					}

@@ -86,11 +86,11 @@ func (c *catalog) resolve(ctx context.Context, je *jobEntry, rev string) (gitrev
 	}
 	known := map[string]string{} // hash -> subject
 	for _, v := range c.variants(ctx, je) {
-		tested, err := st.TestedCommits(ctx, je.Key, v)
+		ts, err := c.tested(ctx, je, v)
 		if err != nil {
 			return gitrev.Commit{}, err
 		}
-		for h := range tested {
+		for h := range ts.byCommit {
 			known[h] = ""
 		}
 	}

@@ -26,22 +26,11 @@ func (c *catalog) branches(ctx context.Context, je *jobEntry, variant string) []
 	if len(je.Branches) > 0 {
 		return je.Branches
 	}
-	st, err := je.src.open()
-	if err != nil || st == nil {
-		return nil
-	}
-	tested, err := st.TestedCommits(ctx, je.Key, variant)
+	ts, err := c.tested(ctx, je, variant)
 	if err != nil {
 		return nil
 	}
-	var out []string
-	for _, t := range tested {
-		if !slices.Contains(out, t.Branch) {
-			out = append(out, t.Branch)
-		}
-	}
-	slices.Sort(out)
-	return out
+	return ts.branches
 }
 
 // commits is the branch's first-parent list, oldest first: from the
@@ -69,16 +58,12 @@ func (c *catalog) commits(ctx context.Context, je *jobEntry, variant, branch str
 			return list, nil
 		}
 	}
-	st, err := je.store()
-	if err != nil {
-		return nil, err
-	}
-	tested, err := st.TestedCommits(ctx, je.Key, variant)
+	set, err := c.tested(ctx, je, variant)
 	if err != nil {
 		return nil, err
 	}
 	var ts []store.Tested
-	for _, t := range tested {
+	for _, t := range set.byCommit {
 		if t.Branch == branch {
 			ts = append(ts, t)
 		}
@@ -107,7 +92,11 @@ func (c *catalog) series(ctx context.Context, je *jobEntry, variant, branch, met
 	if err != nil {
 		return nil, err
 	}
-	return je.src.memo.Build(ctx, st, je.Key, variant, metricName, list, je.Alpha)
+	ts, err := c.tested(ctx, je, variant)
+	if err != nil {
+		return nil, err
+	}
+	return je.src.memo.BuildFrom(ctx, st, ts.byCommit, je.Key, variant, metricName, list, je.Alpha)
 }
 
 // historyOf resolves a history's parameters (metric, variant, branch;

@@ -65,6 +65,13 @@ func (m *Memo) Build(ctx context.Context, st *store.Store, jobKey, variant, metr
 	if err != nil {
 		return nil, err
 	}
+	return m.BuildFrom(ctx, st, tested, jobKey, variant, metricName, commits, alpha)
+}
+
+// BuildFrom is Build with the job's tested commits already read
+// (st.TestedCommits of jobKey and variant), for a reader that keeps them.
+func (m *Memo) BuildFrom(ctx context.Context, st *store.Store, tested map[string]store.Tested, jobKey, variant, metricName string,
+	commits []gitrev.Commit, alpha float64) (*Series, error) {
 	s := &Series{Job: jobKey, Variant: variant, Metric: metricName}
 	infos, err := st.Metrics(ctx, jobKey)
 	if err != nil {

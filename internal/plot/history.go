@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/perfbot/perfbot/internal/gitrev"
@@ -154,38 +155,33 @@ func History(w io.Writer, s *history.Series, marks []Mark, opt HistoryOptions) e
 
 	// The band, one shape per run of points that have an interval.
 	c.group("bands")
-	for i := 0; i < n; {
-		if !has[i] {
-			i++
-			continue
-		}
-		j := i
-		for j < n && has[j] && (j == i || !pts[j].NewChain) {
-			j++
-		}
+	for _, run := range bandRuns(pts, has, lo, hi, x, slot) {
 		var bx, by []float64
-		if j-i == 1 {
+		if len(run) == 1 {
 			hw := math.Min(slot/2, 4)
-			bx = []float64{x(i) - hw, x(i) + hw, x(i) + hw, x(i) - hw}
-			by = []float64{ys.at(hi[i]), ys.at(hi[i]), ys.at(lo[i]), ys.at(lo[i])}
+			p := run[0]
+			bx = []float64{p.x - hw, p.x + hw, p.x + hw, p.x - hw}
+			by = []float64{ys.at(p.hi), ys.at(p.hi), ys.at(p.lo), ys.at(p.lo)}
 		} else {
-			for k := i; k < j; k++ {
-				bx, by = append(bx, x(k)), append(by, ys.at(hi[k]))
+			for _, p := range run {
+				bx, by = append(bx, p.x), append(by, ys.at(p.hi))
 			}
-			for k := j - 1; k >= i; k-- {
-				bx, by = append(bx, x(k)), append(by, ys.at(lo[k]))
+			for k := len(run) - 1; k >= 0; k-- {
+				bx, by = append(bx, run[k].x), append(by, ys.at(run[k].lo))
 			}
 		}
 		c.polygon(bx, by, "band")
-		i = j
 	}
 	c.end()
 
 	// The line, broken where a chain restarts.
-	xs, yv := make([]float64, n), make([]float64, n)
-	br := make([]bool, n)
+	idx := lineIndices(pts, x, slot)
+	xs, yv := make([]float64, len(idx)), make([]float64, len(idx))
+	br := make([]bool, len(idx))
+	for k, i := range idx {
+		xs[k], yv[k], br[k] = x(i), ys.at(pts[i].Level), pts[i].NewChain
+	}
 	for i, p := range pts {
-		xs[i], yv[i], br[i] = x(i), ys.at(p.Level), p.NewChain
 		if p.NewChain && i > 0 {
 			xb := x(i) - slot/2
 			c.line(xb, top, xb, bottom, "brk")
@@ -246,6 +242,87 @@ func History(w io.Writer, s *history.Series, marks []Mark, opt HistoryOptions) e
 	}
 	c.close()
 	return c.writeTo(w)
+}
+
+// bandPt is the band at one x: a point's interval, or the widest of the
+// points drawn in one pixel column.
+type bandPt struct{ x, lo, hi float64 }
+
+// bandRuns splits the band into runs of points with an interval, broken
+// where a chain restarts. With more than two points to a pixel, each
+// pixel column is one bandPt spanning its points' intervals: the same
+// picture, with a vertex per pixel rather than per commit.
+func bandRuns(pts []history.Point, has []bool, lo, hi []float64, x func(int) float64, slot float64) [][]bandPt {
+	var runs [][]bandPt
+	var cur []bandPt
+	flush := func() {
+		if len(cur) > 0 {
+			runs = append(runs, cur)
+		}
+		cur = nil
+	}
+	reduce := slot < 0.5
+	col := math.Inf(-1)
+	for i, p := range pts {
+		if p.NewChain || !has[i] {
+			flush()
+			if !has[i] {
+				continue
+			}
+		}
+		if reduce && len(cur) > 0 && math.Floor(x(i)) == col {
+			b := &cur[len(cur)-1]
+			b.lo, b.hi = math.Min(b.lo, lo[i]), math.Max(b.hi, hi[i])
+			continue
+		}
+		col = math.Floor(x(i))
+		cur = append(cur, bandPt{x: x(i), lo: lo[i], hi: hi[i]})
+	}
+	flush()
+	return runs
+}
+
+// lineIndices are the points the line goes through: every one when there
+// are at most two to a pixel; else, in each pixel column, the first, the
+// lowest, the highest and the last (M4 aggregation: the same picture with
+// at most four vertices per pixel), and each point that starts a new
+// chain.
+func lineIndices(pts []history.Point, x func(int) float64, slot float64) []int {
+	if slot >= 0.5 {
+		out := make([]int, len(pts))
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	}
+	var out []int
+	first, lowest, highest := -1, -1, -1
+	col := math.Inf(-1)
+	emit := func(last int) {
+		if first < 0 {
+			return
+		}
+		ks := []int{first, lowest, highest, last}
+		slices.Sort(ks)
+		for _, k := range slices.Compact(ks) {
+			out = append(out, k)
+		}
+	}
+	for i, p := range pts {
+		if c := math.Floor(x(i)); c != col || p.NewChain {
+			emit(i - 1)
+			first, lowest, highest, col = i, i, i, c
+			continue
+		}
+		if p.Level < pts[lowest].Level {
+			lowest = i
+		}
+		if p.Level > pts[highest].Level {
+			highest = i
+		}
+	}
+	emit(len(pts) - 1)
+	return out
 }
 
 // polygonMarker is the small triangle at the top of a mark.

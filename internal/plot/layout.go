@@ -31,8 +31,9 @@ type LayoutOptions struct {
 	// present.
 	Funcs      int
 	Standalone bool
-	// MaxPoints is the most commits drawn with a dot each (default 500);
-	// above, only the moves are dots.
+	// MaxPoints is the most commits drawn with a dot each (default 60);
+	// above, only the moves are dots (each with its tooltip), which keeps
+	// a zoom of a few hundred commits light.
 	MaxPoints int
 }
 
@@ -51,7 +52,7 @@ func LayoutHistory(w io.Writer, pts []LayoutPoint, opt LayoutOptions) error {
 		return fmt.Errorf("plot: layout history: no tested commit")
 	}
 	if opt.MaxPoints == 0 {
-		opt.MaxPoints = 500
+		opt.MaxPoints = 60
 	}
 	if opt.Funcs == 0 {
 		opt.Funcs = 6
@@ -142,6 +143,9 @@ func LayoutHistory(w io.Writer, pts []LayoutPoint, opt LayoutOptions) error {
 // when there are few, and for each move otherwise.
 func drawSteps(c *canvas, win []LayoutPoint, vals []float64, ok []bool, x func(int) float64, row scale, slot float64, maxPoints int,
 	moved func(i, prev int) string) {
+	// The path has a vertex only where the value changes, a run of
+	// commits ends, or one starts after commits without a value: a long
+	// history of few moves stays light.
 	var xs, ys []float64
 	var br []bool
 	prev := -1
@@ -149,12 +153,15 @@ func drawSteps(c *canvas, win []LayoutPoint, vals []float64, ok []bool, x func(i
 		if !ok[i] {
 			continue
 		}
-		if prev >= 0 && vals[i] != vals[prev] {
-			// Horizontal to the commit before, then the step.
+		newRun := prev < 0 || prev != i-1
+		if !newRun && vals[i] != vals[prev] {
 			xs, ys, br = append(xs, x(i)-slot/2), append(ys, row.at(vals[prev])), append(br, false)
 			xs, ys, br = append(xs, x(i)-slot/2), append(ys, row.at(vals[i])), append(br, false)
 		}
-		xs, ys, br = append(xs, x(i)), append(ys, row.at(vals[i])), append(br, prev >= 0 && prev != i-1)
+		runEnds := i+1 >= len(vals) || !ok[i+1] || vals[i+1] != vals[i]
+		if newRun || runEnds {
+			xs, ys, br = append(xs, x(i)), append(ys, row.at(vals[i])), append(br, newRun && prev >= 0)
+		}
 		prev = i
 	}
 	c.path(xs, ys, br, "size")

@@ -176,8 +176,36 @@ func TestHistoryZoomAndBigHistories(t *testing.T) {
 	if n := len(having(es, "circle", "pt")); n != 0 || es[0].attrs["data-points"] != "3000" {
 		t.Errorf("3000 points: %d circles, data-points %s", n, es[0].attrs["data-points"])
 	}
-	if b.Len() > 80_000 {
+	if b.Len() > 60_000 {
 		t.Errorf("3000 points weigh %d bytes", b.Len())
+	}
+	// Reduced to a few vertices per pixel, the line keeps its extremes: a
+	// one-commit spike still shows.
+	big.Points[1500].Level = 100
+	for i := 1; i < len(big.Points); i++ {
+		big.Points[i].Ref, big.Points[i].Lo, big.Points[i].Hi = big.Points[i-1].Commit.Hash, -1, 1
+	}
+	b.Reset()
+	if err := History(&b, big, nil, HistoryOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	es = parse(t, b.Bytes())
+	line := having(es, "path", "ln")[0].attrs["d"]
+	vertices := strings.Count(line, "L") + strings.Count(line, "M")
+	if vertices > 4*960 || vertices < 800 {
+		t.Errorf("3000 points drawn with %d vertices", vertices)
+	}
+	top := 1e9
+	for _, f := range strings.FieldsFunc(line, func(r rune) bool { return r == 'M' || r == 'L' }) {
+		var x, y float64
+		fmt.Sscan(f, &x, &y)
+		top = min(top, y)
+	}
+	if top > 200 { // levels 0 to 6 sit near the bottom, at y 250 and more
+		t.Errorf("the spike to 100 is lost: the line's highest vertex is at y %v", top)
+	}
+	if n := len(having(es, "path", "band")); n != 1 {
+		t.Errorf("the band of 2999 steps drawn in %d shapes", n)
 	}
 	if err := History(&b, &history.Series{Metric: "m"}, nil, HistoryOptions{}); err == nil {
 		t.Error("an empty history drew a plot")

@@ -34,6 +34,9 @@ type HistorySpec struct {
 	// Layout, when set, is the layout summary stored with commit i.
 	Layout func(i int) json.RawMessage
 	Seed   int64
+	// Hashes are the commits' hashes (a real repository's first-parent
+	// list, oldest first); nil: made up.
+	Hashes []string
 }
 
 // SyntheticHistory stores the history HistorySpec describes in st, with
@@ -63,6 +66,10 @@ func SyntheticHistory(tb testing.TB, st *store.Store, spec HistorySpec) []string
 	}
 	hashes := make([]string, spec.Commits)
 	for i := range hashes {
+		if i < len(spec.Hashes) {
+			hashes[i] = spec.Hashes[i]
+			continue
+		}
 		sum := sha1.Sum([]byte(fmt.Sprintf("%s %d %d", spec.Job, spec.Seed, i)))
 		hashes[i] = hex.EncodeToString(sum[:])
 	}

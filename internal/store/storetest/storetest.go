@@ -33,6 +33,7 @@ type Store interface {
 	PutTested(ctx context.Context, t *store.Tested) error
 	TestedCommits(ctx context.Context, job, variant string) (map[string]store.Tested, error)
 	TestedVariants(ctx context.Context, job string) ([]string, error)
+	TestedVersion(ctx context.Context, job, variant string) (int, time.Time, error)
 	PutFinding(ctx context.Context, culprit string, data []byte) (bool, error)
 	Finding(ctx context.Context, culprit string) (*store.FindingRecord, error)
 	Findings(ctx context.Context) ([]store.FindingRecord, error)

@@ -65,9 +65,13 @@ as the command to run.`,
 				a.logf("warning: %s is not a loopback address: whoever reaches it reads the stores", host)
 			}
 			hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+			// The histories are built once in the background, so that the
+			// first view of a long one does not wait; the stores close
+			// only after it stops.
 			warm, stopWarm := context.WithCancel(ctx)
-			defer stopWarm()
-			go srv.Warm(warm)
+			warmed := make(chan struct{})
+			go func() { srv.Warm(warm); close(warmed) }()
+			defer func() { stopWarm(); <-warmed }()
 			done := make(chan error, 1)
 			go func() { done <- hs.Serve(l) }()
 			select {

@@ -38,11 +38,12 @@ func (c *catalog) tested(ctx context.Context, je *jobEntry, variant string) (*te
 		return nil, err
 	}
 	key := je.src.dir + "\x00" + je.Key + "\x00" + variant
+	now := stampOf(je.src.dir)
 	c.mu.Lock()
 	ts := c.testedSets[key]
+	fresh := ts != nil && ts.stamp == now
 	c.mu.Unlock()
-	now := stampOf(je.src.dir)
-	if ts != nil && ts.stamp == now {
+	if fresh {
 		return ts, nil // nothing was written to the store since
 	}
 	// Something was written (runs, most often): did the history change?

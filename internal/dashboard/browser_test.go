@@ -254,6 +254,9 @@ func testBrowser(t *testing.T, f *fixture) {
 		t.Errorf("zoomed to %d points, want 3", n)
 	}
 	b.page("history-forced", f.ts.URL+"/jobs/"+job+"/history?variant=align64", "#historyfig svg")
+	// The figure alone, with its own stylesheet (a refused one would be a
+	// console error).
+	b.page("history-svg", f.ts.URL+"/jobs/"+job+"/history.svg?metric=work_ms", "svg")
 
 	// Overview -> finding -> compare, by clicking.
 	b.do("overview", chromedp.Navigate(f.ts.URL+"/"), visible("#findings"), click("#findings a.finding"), visible("#sentence"))

@@ -226,6 +226,7 @@ func testBadInput(t *testing.T, f *fixture) {
 		{"GET", "/api/compare?job=" + job + "&c=" + f.base + "&c=" + f.head + "&metric=nope", "", 400, "no such metric"},
 		{"GET", "/api/compare?job=" + job + "&c=" + f.base + "&c=" + f.head + ":align32", "", 404, "no run succeeded"},
 		{"GET", "/nowhere", "", 404, "no page GET /nowhere"},
+		{"GET", "/api/findings/" + f.slow[:12] + "?format=xml", "", 400, `unknown parameter "format" (this page takes none)`},
 		{"GET", "/static/", "", 404, ""},
 		{"GET", "/static/nothing.js", "", 404, ""},
 		{"POST", "/api/actions", `{"kind": "explode"}`, 400, `kind="explode": want compare, bisect, triage or rerun`},
@@ -341,5 +342,14 @@ func testSVG(t *testing.T, f *fixture) {
 	}
 	if !strings.Contains(body, "<style>") || strings.Count(body, `class="pt"`) != 4 || !strings.Contains(body, `data-culprit="`+f.slow[:12]+`"`) {
 		t.Errorf("svg:\n%s", body)
+	}
+	// Opened on its own, the figure may apply its own stylesheet.
+	resp, err := http.Get(f.ts.URL + "/jobs/" + f.jobID() + "/history.svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if csp := resp.Header.Get("Content-Security-Policy"); resp.Header.Get("Content-Type") != "image/svg+xml" || !strings.Contains(csp, "style-src 'unsafe-inline'") {
+		t.Errorf("the figure is served as %q with the policy %q", resp.Header.Get("Content-Type"), csp)
 	}
 }

@@ -130,6 +130,8 @@ func (s *Server) svg(build func(*http.Request) ([]byte, error)) http.HandlerFunc
 			s.fail(w, r, err)
 			return
 		}
+		// A figure opened on its own applies its own stylesheet.
+		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
 		w.Header().Set("Content-Type", "image/svg+xml")
 		w.Header().Set("Cache-Control", "no-store")
 		_, _ = w.Write(data)

@@ -125,11 +125,17 @@ type triageReport struct {
 }
 
 func (s *Server) findingPage(r *http.Request) (string, any, error) {
+	if err := onlyParams(r.URL.Query()); err != nil {
+		return "", nil, err
+	}
 	v, err := s.finding(r.Context(), r.PathValue("culprit"))
 	return "finding", v, err
 }
 
 func (s *Server) findingAPI(r *http.Request) (any, error) {
+	if err := onlyParams(r.URL.Query()); err != nil {
+		return nil, err
+	}
 	return s.finding(r.Context(), r.PathValue("culprit"))
 }
 

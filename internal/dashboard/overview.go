@@ -89,13 +89,24 @@ type Activity struct {
 const maxFindings = 50
 
 func (s *Server) overviewPage(r *http.Request) (string, any, error) {
+	if err := onlyParams(r.URL.Query()); err != nil {
+		return "", nil, err
+	}
 	o, err := s.overview(r.Context())
 	return "overview", o, err
 }
 
-func (s *Server) overviewAPI(r *http.Request) (any, error) { return s.overview(r.Context()) }
+func (s *Server) overviewAPI(r *http.Request) (any, error) {
+	if err := onlyParams(r.URL.Query()); err != nil {
+		return nil, err
+	}
+	return s.overview(r.Context())
+}
 
 func (s *Server) jobsAPI(r *http.Request) (any, error) {
+	if err := onlyParams(r.URL.Query()); err != nil {
+		return nil, err
+	}
 	o, err := s.overview(r.Context())
 	if err != nil {
 		return nil, err
@@ -247,7 +258,12 @@ type FindingSummary struct {
 	Store       string    `json:"store"`
 }
 
-func (s *Server) findingsAPI(r *http.Request) (any, error) { return s.findings(r.Context()) }
+func (s *Server) findingsAPI(r *http.Request) (any, error) {
+	if err := onlyParams(r.URL.Query()); err != nil {
+		return nil, err
+	}
+	return s.findings(r.Context())
+}
 
 // findings lists every store's findings, newest first, those that share a
 // layout cause together (as perfbot findings lists them).

@@ -31,6 +31,9 @@ func onlyParams(q url.Values, known ...string) error {
 			for _, n := range known {
 				take = append(take, strings.TrimSuffix(n, "*"))
 			}
+			if len(take) == 0 {
+				return errorf(http.StatusBadRequest, "unknown parameter %q (this page takes none)", k)
+			}
 			return errorf(http.StatusBadRequest, "unknown parameter %q (this page takes %s)", k, strings.Join(take, ", "))
 		case len(q[k]) > 1:
 			return errorf(http.StatusBadRequest, "parameter %s is given %d times: give it once", k, len(q[k]))

@@ -101,6 +101,8 @@ func (s *Server) Warm(ctx context.Context) {
 func (s *Server) routes() {
 	m := http.NewServeMux()
 	m.Handle("GET /static/", staticHandler())
+	// Browsers ask for it beside a figure opened on its own: no icon.
+	m.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	m.HandleFunc("GET /{$}", s.page(s.overviewPage))
 	m.HandleFunc("GET /jobs/{job}/history", s.page(s.historyPage))
 	m.HandleFunc("GET /jobs/{job}/history.svg", s.svg(s.historySVG))

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -52,10 +53,17 @@ type Action struct {
 }
 
 // Enqueuer puts an action on the job queue (the fleet's River queue) and
-// returns its id there. It must not do the work itself: a worker does.
+// returns its id there. It must not do the work itself: a worker does. An
+// action the queue does not take (a kind its workers do not know) is an
+// error wrapping ErrNotQueued: the page then shows its command, as
+// without a queue.
 type Enqueuer interface {
 	Enqueue(ctx context.Context, a Action) (id string, err error)
 }
+
+// ErrNotQueued is wrapped by an Enqueuer's error for an action its queue
+// does not take.
+var ErrNotQueued = errors.New("the job queue does not take this action")
 
 // Lister is an Enqueuer that can also list what its queue holds, for the
 // overview's "running".
@@ -133,6 +141,9 @@ func (s *Server) actionAPI(r *http.Request) (int, any, error) {
 			msg: "no job queue is wired to this dashboard (the fleet's queue, perfbot serve --db): run the command instead"}
 	}
 	id, err := s.cfg.Queue.Enqueue(r.Context(), a)
+	if errors.Is(err, ErrNotQueued) {
+		return 0, nil, &httpError{code: http.StatusNotImplemented, command: a.Command(), msg: err.Error() + ": run the command instead"}
+	}
 	if err != nil {
 		return 0, nil, fmt.Errorf("enqueueing %s: %w", a.Kind, err)
 	}

@@ -283,6 +283,9 @@ type recorder struct {
 func (r *recorder) Enqueue(_ context.Context, a Action) (string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if a.Kind == RerunAction {
+		return "", fmt.Errorf("%w: no watch worker", ErrNotQueued)
+	}
 	r.got = append(r.got, a)
 	return fmt.Sprintf("job-%d", len(r.got)), nil
 }
@@ -317,6 +320,14 @@ func testActions(t *testing.T, f *fixture) {
 	a := q.got[0]
 	if a.Kind != TriageAction || a.JobFile != f.jobFile || a.JobKey != f.srv.cat.jobs[0].Key || a.Commits[0] != f.base || a.Commits[1] != f.head || a.Metric != "work_ms" {
 		t.Errorf("enqueued %+v", a)
+	}
+	// An action the queue does not take: its command, as without a queue.
+	rec = httptest.NewRecorder()
+	req = httptest.NewRequest("POST", "/api/actions", strings.NewReader(`{"kind": "rerun"}`))
+	req.Header.Set("Authorization", "Bearer "+f.token)
+	srv.Handler().ServeHTTP(rec, req)
+	if rec.Code != http.StatusNotImplemented || !strings.Contains(rec.Body.String(), "perfbot watch "+f.watchFile+" --once") || len(q.got) != 1 {
+		t.Errorf("an action the queue refuses: %d %s", rec.Code, rec.Body)
 	}
 	// Commands quote for the shell what needs it.
 	a = Action{Kind: CompareAction, JobFile: "/srv/my jobs/bench.yaml", Store: "/data/store", Commits: []string{f.base, f.head}, Matrix: true, JobName: "bench n=1"}

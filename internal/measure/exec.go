@@ -142,7 +142,7 @@ func (l Local) Execute(ctx context.Context, t Task) (*store.RunRecord, error) {
 	}
 	if len(missing) > 0 {
 		rec.Status = store.RunNoMetric
-		rec.Reason = strings.Join(missing, "; ")
+		rec.Reason = storable(strings.Join(missing, "; "))
 		return rec, nil
 	}
 	rec.Status = store.RunOK
@@ -175,8 +175,16 @@ func syncFile(path string) {
 	}
 }
 
-// lastLine returns "; stderr: <last non-empty line>" or "".
+// storable makes text from a benchmark's output storable: the store
+// refuses invalid UTF-8 and NUL bytes (PostgreSQL's text cannot hold them),
+// and a failed run must be kept, not lost over its reason.
+func storable(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}
+
+// lastLine returns "; stderr: <last non-empty line>" or "", storable.
 func lastLine(b []byte) string {
+	b = []byte(storable(string(b)))
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	l := strings.TrimSpace(lines[len(lines)-1])
 	if l == "" {

@@ -1,6 +1,10 @@
 package measure
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
 
 // TestSeedOf: the one seed function is the 64-bit FNV-1a hash of its parts
 // (each followed by a zero byte, so that parts do not run into each
@@ -16,5 +20,17 @@ func TestSeedOf(t *testing.T) {
 	}
 	if SeedOf("bisect", "0123456789abcdef") == SeedOf("bisect", "0123456789abcdee") {
 		t.Error("two job keys give one seed")
+	}
+}
+
+// TestLastLineStorable: a benchmark's stderr with invalid UTF-8 and NUL
+// bytes still gives a reason the store accepts, so the failed run is kept.
+func TestLastLineStorable(t *testing.T) {
+	got := lastLine([]byte("ok\nbad \xff\xfe byte \x00 here\n"))
+	if !utf8.ValidString(got) || strings.IndexByte(got, 0) >= 0 {
+		t.Fatalf("lastLine = %q: not storable text", got)
+	}
+	if !strings.Contains(got, "bad") || !strings.Contains(got, "here") {
+		t.Errorf("lastLine = %q: lost the line's text", got)
 	}
 }

@@ -17,13 +17,16 @@ import (
 // corrupt. Both errors name the file or folder and say what to do.
 
 // ErrReadOnly is wrapped by Open when the store folder, its results folder
-// or a database file cannot be written by this process, and by writes
-// when the database became read-only after Open.
+// or a database file cannot be written by this process, or the PostgreSQL
+// connection may not write perfbot's tables (a standby, read-only
+// transactions, missing privileges), and by writes when the database
+// became read-only after Open.
 var ErrReadOnly = errors.New("read-only")
 
 // ErrCorrupt is wrapped when SQLite finds the database file damaged
-// (malformed, or not a database at all), by Open or by any later read or
-// write. The store never deletes, replaces or repairs the file.
+// (malformed, or not a database at all), or PostgreSQL reports damaged
+// data or indexes (SQLSTATE XX001, XX002), by Open or by any later read or
+// write. The store never deletes, replaces or repairs the database.
 var ErrCorrupt = errors.New("database is corrupt")
 
 // checkWritable returns an error wrapping ErrReadOnly when the store folder
@@ -75,10 +78,10 @@ func sqliteCode(err error) (code int, e *sqlite.Error) {
 	return 0, nil
 }
 
-// badStore returns the error to report for err, which happened while
+// badSQLite returns the error to report for err, which happened while
 // doing what with the database at path, when it says the database is
 // corrupt or read-only; otherwise nil.
-func badStore(path, what string, err error) error {
+func badSQLite(path, what string, err error) error {
 	if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrReadOnly) {
 		return err
 	}

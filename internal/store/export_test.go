@@ -15,6 +15,17 @@ func MigrateTo(ctx context.Context, db *sql.DB, path string, version int) error 
 // DSN exposes dsn.
 var DSN = dsn
 
+// PostgresDB exposes pgOpenDB: a pool on the database at url whose
+// sessions see schema first, and whose statements take ? placeholders.
+var PostgresDB = pgOpenDB
+
+// MigratePostgresTo builds perfbot's schema in the database at url (open
+// as db, see PostgresDB) up to version.
+func MigratePostgresTo(ctx context.Context, db *sql.DB, url, schema string, version int) error {
+	_, err := migratePostgres(ctx, db, url, schema, version)
+	return err
+}
+
 func TestSchemaVersionIsLastMigration(t *testing.T) {
 	t.Parallel()
 	if SchemaVersion != len(migrations)-1 {

@@ -15,9 +15,12 @@ import (
 var ErrBusy = errors.New("results store is busy")
 
 // Lock takes the store folder's measuring lock (an exclusive flock on
-// dir/measure.lock), for a process that builds in its worktrees or takes
+// Dir()/measure.lock), for a process that builds in its worktrees or takes
 // runs: two perfbots measuring in one folder would remove each other's
-// worktrees, take the same runs and pin to the same CPU. It does not wait:
+// worktrees, take the same runs and pin to the same CPU. For a PostgreSQL
+// store it guards the folder of [Options].Dir, not the database: machines
+// with folders of their own measure into one database at once. It does
+// not wait:
 // when another process holds the lock, the error names its pid. The lock
 // goes with the process, so a killed perfbot never leaves it held.
 func (s *Store) Lock() (release func(), err error) {

@@ -132,21 +132,50 @@ func v3Runs() []v3Run {
 	return runs
 }
 
+// oldDB is a database of one dialect that a test builds at an older
+// schema version with that version's SQL, then opens with the current
+// code.
+type oldDB struct {
+	connect func() *sql.DB          // a pool on the database, for building and checking (statements with ? placeholders)
+	version func(db *sql.DB) int    // the schema version
+	build   func(db *sql.DB, v int) // migrates to version v
+	open    func() *store.Store     // opens the store with the current code
+}
+
 // TestMigrateFromVersion3 builds a database at schema version 3 with runs
 // and values in it, written with version 3's SQL, then opens it with the
 // current code: every run and value is kept, and runs read the machine "".
 func TestMigrateFromVersion3(t *testing.T) {
 	t.Parallel()
-	ctx := t.Context()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "perfbot.db")
-	db, err := sql.Open("sqlite", store.DSN(path, ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := store.MigrateTo(ctx, db, path, 3); err != nil {
-		t.Fatal(err)
-	}
+	testMigrateFromVersion3(t, oldDB{
+		connect: func() *sql.DB {
+			db, err := sql.Open("sqlite", store.DSN(path, ""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return db
+		},
+		version: func(db *sql.DB) (v int) {
+			if err := db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+			return v
+		},
+		build: func(db *sql.DB, v int) {
+			if err := store.MigrateTo(t.Context(), db, path, v); err != nil {
+				t.Fatal(err)
+			}
+		},
+		open: func() *store.Store { return open(t, dir) },
+	})
+}
+
+func testMigrateFromVersion3(t *testing.T, o oldDB) {
+	ctx := t.Context()
+	db := o.connect()
+	o.build(db, 3)
 	metricIDs := map[string]int64{}
 	for _, r := range v3Runs() {
 		var id int64
@@ -170,9 +199,8 @@ func TestMigrateFromVersion3(t *testing.T) {
 			}
 		}
 	}
-	var version int
-	if err := db.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil || version != 3 {
-		t.Fatalf("built database has version %d, %v; want 3", version, err)
+	if version := o.version(db); version != 3 {
+		t.Fatalf("built database has version %d; want 3", version)
 	}
 	if _, err := db.Exec(`SELECT machine FROM runs`); err == nil {
 		t.Fatal("schema version 3 already has runs.machine")
@@ -189,7 +217,7 @@ func TestMigrateFromVersion3(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s := open(t, dir)
+	s := o.open()
 	if s.Created() || s.Notice() != "" {
 		t.Errorf("migrated store: Created() = %v, Notice() = %q; want false, \"\"", s.Created(), s.Notice())
 	}
@@ -244,13 +272,10 @@ func TestMigrateFromVersion3(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	db, err = sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db = o.connect()
 	defer db.Close()
-	if err := db.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil || version != store.SchemaVersion {
-		t.Errorf("migrated database has version %d, %v; want %d", version, err, store.SchemaVersion)
+	if version := o.version(db); version != store.SchemaVersion {
+		t.Errorf("migrated database has version %d; want %d", version, store.SchemaVersion)
 	}
 	if runs, values := counts(db); runs != runs3+1 || values != values3+1 {
 		t.Errorf("after migrating and putting one run of one value: %d runs, %d values; want %d, %d", runs, values, runs3+1, values3+1)

@@ -20,6 +20,10 @@ func (s *Store) PutBuild(ctx context.Context, b *BuildRecord) error {
 	case b.Status != BuildOK && b.Status != BuildFailed:
 		return fmt.Errorf("store: %s: status %q is not %q or %q", what, b.Status, BuildOK, BuildFailed)
 	}
+	if err := checkText("key", b.Key, "commit", b.Commit, "variant", b.Variant, "artifact folder", b.ArtifactDir,
+		"log path", b.LogPath, "error", b.Error); err != nil {
+		return fmt.Errorf("store: %s: %w", what, err)
+	}
 	started, err := timeArg("start time", b.Started)
 	if err != nil {
 		return fmt.Errorf("store: %s: %w", what, err)
@@ -71,6 +75,9 @@ func (s *Store) PutJob(ctx context.Context, key, name string, spec []byte) error
 	}
 	if !json.Valid(spec) {
 		return fmt.Errorf("store: %s: spec is not valid JSON", what)
+	}
+	if err := checkText("key", key, "name", name, "spec", string(spec)); err != nil {
+		return fmt.Errorf("store: %s: %w", what, err)
 	}
 	return s.write(ctx, what, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `
@@ -126,6 +133,9 @@ func (s *Store) PutState(ctx context.Context, kind, key string, data []byte) err
 	what := fmt.Sprintf("put %s state %q", kind, key)
 	if kind == "" {
 		return fmt.Errorf("store: put state %q: empty kind", key)
+	}
+	if err := checkText("kind", kind, "key", key); err != nil {
+		return fmt.Errorf("store: %s: %w", what, err)
 	}
 	if data == nil {
 		data = []byte{}

@@ -164,7 +164,8 @@ const applicationID = 0x70666274
 var ErrNewerSchema = errors.New("database schema is newer than this perfbot")
 
 // ErrNotPerfbot is wrapped by Open when the file is a SQLite database of
-// some other program.
+// some other program, and by OpenURL when the PostgreSQL schema holds
+// another program's tables.
 var ErrNotPerfbot = errors.New("not a perfbot database")
 
 // migrate brings the database at path, open as db, to SchemaVersion.

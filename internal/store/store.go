@@ -1,34 +1,54 @@
 // Package store keeps everything perfbot measures: builds, runs and their
-// samples, in an embedded SQLite database (modernc.org/sqlite, WAL mode)
-// under a .perfbot folder, with each run's raw logs in a result tree beside
-// it. Every run is committed as soon as it finishes, so a killed perfbot
-// loses at most the run in flight and a re-run resumes from what is stored.
+// samples. It has one type, [Store], over two databases: an embedded SQLite
+// database (modernc.org/sqlite, WAL mode) in a .perfbot folder, for one
+// machine ([Open]), and a PostgreSQL database shared by a fleet of machines
+// and by its job queue ([OpenURL] with a postgres:// URL). Both pass one
+// conformance suite (package storetest) and behave alike in everything
+// the suite pins down. Every run is committed as soon as it finishes, so a
+// killed perfbot loses at most the run in flight and a re-run resumes from
+// what is stored.
 //
 // A run is identified by [RunKey]: (job key, commit, variant, run number).
-// That makes a run a pure function of its key, so a job queue can later hand
-// out keys and the store deduplicates.
+// That makes a run a pure function of its key, so a job queue can hand out
+// keys and the store deduplicates: storing a key twice, from any number of
+// processes at once, leaves one run.
 //
 // The layout of a .perfbot folder:
 //
-//	.perfbot/perfbot.db      the database (plus perfbot.db-wal and -shm)
+//	.perfbot/perfbot.db      the SQLite database (plus perfbot.db-wal and -shm)
 //	.perfbot/results/<job>/<commit>/<variant or "default">/<index>/
 //	                         one run's raw logs (see [Store.RunDir])
 //
-// The database schema is described, table by table, in schema.go. Opening a
-// database written by an older perfbot migrates it; opening one written by a
-// newer perfbot fails with [ErrNewerSchema].
+// A store in PostgreSQL keeps its tables in a schema of their own ("perfbot"
+// unless [Options].Schema says otherwise), so that they sit beside other
+// programs' tables in one database: River's river_* tables in the schema of
+// the search path, typically public. The database holds what the SQLite
+// file holds; the files it does not hold live in a folder named by
+// [Options]: Dir, this process's folder (build worktrees, warm-up logs,
+// knob presets, the measuring lock of [Store.Lock]), and Results, the root
+// of the raw logs' tree ([Store.RunDir]; Dir/results unless set). In a
+// fleet, Dir is local to each machine and Results is a folder every machine
+// and the server can reach (a shared file system); the database records
+// each run's log paths as they were written. See docs/store.md.
 //
-// A store it cannot use is reported with an error that names the file or
-// folder and says what to do: read-only ([ErrReadOnly]), corrupt
-// ([ErrCorrupt], from Open or any later read or write), or another
-// program's database ([ErrNotPerfbot]). The store never deletes, replaces
-// or repairs a database file, and prints nothing: what the user should
+// The database schema is described, table by table, in schema.go (SQLite)
+// and schema_postgres.go (PostgreSQL): one versioned schema, migrated in
+// one transaction. Opening a database written by an older perfbot migrates
+// it; opening one written by a newer perfbot fails with [ErrNewerSchema].
+//
+// A store it cannot use is reported with an error that names the file,
+// folder or database and says what to do: read-only ([ErrReadOnly]),
+// corrupt ([ErrCorrupt], from Open or any later read or write), or another
+// program's database or schema ([ErrNotPerfbot]). The store never deletes,
+// replaces or repairs a database, and prints nothing: what the user should
 // know about an Open that succeeded is in [Store.Notice].
 //
 // A Store is safe for concurrent use by several goroutines, and several
-// processes may open the same folder: writes are serialized by SQLite's
-// lock (waiting up to [BusyTimeout]), readers never block and always see
-// whole runs.
+// processes may open the same store. In SQLite, writes are serialized by
+// SQLite's lock (waiting up to [BusyTimeout]); in PostgreSQL they run
+// concurrently, a run's write locking its own row (and, while it creates
+// metrics a job has not stored yet, the job's metrics). Readers never
+// block and always see whole runs.
 package store
 
 import (
@@ -39,8 +59,10 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/perfbot/perfbot/internal/metric"
 
@@ -155,15 +177,21 @@ const DBName = "perfbot.db"
 const ResultsDir = "results"
 
 // BusyTimeout is how long a write waits for another process's write to
-// finish before failing with "database is locked".
+// finish before failing: with "database is locked" in SQLite, with a lock
+// timeout (lock_timeout) in PostgreSQL.
 const BusyTimeout = 30 * time.Second
 
-// Store is an open .perfbot folder.
+// Store is an open results store: a .perfbot folder, or a PostgreSQL
+// database and a folder for its files.
 type Store struct {
-	dir  string
-	path string  // dir/perfbot.db
-	db   *sql.DB // readers; read transactions are deferred snapshots
-	wdb  *sql.DB // the one writer connection; transactions BEGIN IMMEDIATE
+	dialect dialect
+	dir     string  // the folder for files: see Dir
+	results string  // the root of RunDir's tree
+	path    string  // the database: dir/perfbot.db, or a URL without its password
+	db      *sql.DB // readers; read transactions are snapshots
+	// wdb is the writers' pool. In SQLite it is one connection whose
+	// transactions BEGIN IMMEDIATE; in PostgreSQL it is db.
+	wdb *sql.DB
 
 	created bool   // Open initialised a new database
 	notice  string // see Notice
@@ -210,7 +238,8 @@ func Open(dir string) (*Store, error) {
 	}
 	wasEmpty := err == nil && fi.Size() == 0
 
-	s := &Store{dir: abs, path: path, metrics: make(map[string]map[string]metricRow)}
+	s := &Store{dialect: sqliteDB, dir: abs, results: filepath.Join(abs, ResultsDir), path: path,
+		metrics: make(map[string]map[string]metricRow)}
 	s.wdb, err = sql.Open("sqlite", dsn(path, "&_txlock=immediate"))
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -220,7 +249,7 @@ func Open(dir string) (*Store, error) {
 	s.wdb.SetMaxOpenConns(1)
 	if s.created, err = migrate(context.Background(), s.wdb, path); err != nil {
 		s.wdb.Close()
-		if bad := badStore(path, "open", err); bad != nil {
+		if bad := badSQLite(path, "open", err); bad != nil {
 			return nil, bad
 		}
 		return nil, err
@@ -237,7 +266,7 @@ func Open(dir string) (*Store, error) {
 	}
 	if err := s.db.Ping(); err != nil {
 		s.Close()
-		if bad := badStore(path, "open", err); bad != nil {
+		if bad := badSQLite(path, "open", err); bad != nil {
 			return nil, bad
 		}
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -246,9 +275,10 @@ func Open(dir string) (*Store, error) {
 }
 
 // Created reports whether Open initialised a new, empty database: the
-// database file did not exist or was empty (0 bytes). It is false when the
-// database existed, even at an older schema version, and when another
-// process opening the same folder at the same time initialised it.
+// database file did not exist or was empty (0 bytes), or the PostgreSQL
+// schema did not exist or was empty. It is false when the database
+// existed, even at an older schema version, and when another process
+// opening the same store at the same time initialised it.
 func (s *Store) Created() bool { return s.created }
 
 // Notice returns one line about the store that the caller should show its
@@ -256,7 +286,7 @@ func (s *Store) Created() bool { return s.created }
 // nothing. Today the only notice is that the database file was empty
 // (0 bytes), as a full disk or an interrupted copy leaves it, and Open
 // initialised a new store in it: whatever was measured before is not in
-// it.
+// it. A PostgreSQL store has no notice.
 func (s *Store) Notice() string { return s.notice }
 
 // dsn is the modernc.org/sqlite data source name for the database at path:
@@ -276,7 +306,7 @@ func (s *Store) Close() error {
 	if s.db != nil {
 		errs = append(errs, s.db.Close())
 	}
-	if s.wdb != nil {
+	if s.wdb != nil && s.wdb != s.db {
 		errs = append(errs, s.wdb.Close())
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -285,14 +315,19 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// Dir returns the absolute path of the .perfbot folder.
+// Dir returns the absolute path of the store's folder: the .perfbot
+// folder, or for a PostgreSQL store the folder [Options].Dir named.
+// Packages keep their files under it (build worktrees, warm-up logs, knob
+// presets).
 func (s *Store) Dir() string { return s.dir }
 
-// Path returns the absolute path of the database file.
+// Path names the database, for messages: the absolute path of the SQLite
+// file, or the PostgreSQL URL without its password and with the schema.
 func (s *Store) Path() string { return s.path }
 
-// write runs fn in one write transaction (BEGIN IMMEDIATE) and commits it.
-// When it returns nil the transaction is durable.
+// write runs fn in one write transaction (BEGIN IMMEDIATE in SQLite, READ
+// COMMITTED in PostgreSQL) and commits it. When it returns nil the
+// transaction is durable.
 func (s *Store) write(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
 	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
@@ -312,7 +347,11 @@ func (s *Store) write(ctx context.Context, what string, fn func(tx *sql.Tx) erro
 // doing what: [ErrCorrupt] or [ErrReadOnly] with what to do, when it is
 // one of those, else err with what.
 func (s *Store) fail(what string, err error) error {
-	if bad := badStore(s.path, what, err); bad != nil {
+	bad := badSQLite
+	if s.dialect == postgresDB {
+		bad = badPostgres
+	}
+	if bad := bad(s.path, what, err); bad != nil {
 		return bad
 	}
 	return fmt.Errorf("store: %s: %w", what, err)
@@ -321,7 +360,7 @@ func (s *Store) fail(what string, err error) error {
 // read runs fn in one read transaction, a consistent snapshot of the
 // database that does not block writers.
 func (s *Store) read(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := s.db.BeginTx(ctx, s.dialect.readTx())
 	if err != nil {
 		return s.fail(what, err)
 	}
@@ -354,4 +393,22 @@ func timeOf(ns sql.NullInt64) time.Time {
 		return time.Time{}
 	}
 	return time.Unix(0, ns.Int64)
+}
+
+// checkText returns an error naming what is wrong when one of the strings
+// cannot be stored: fieldValues alternates a field's name and its value.
+// Both databases refuse the same strings: PostgreSQL's text holds only
+// valid UTF-8 without NUL bytes, and a store must not keep in one database
+// what the other would lose.
+func checkText(fieldValues ...string) error {
+	for i := 0; i+1 < len(fieldValues); i += 2 {
+		field, s := fieldValues[i], fieldValues[i+1]
+		switch {
+		case !utf8.ValidString(s):
+			return fmt.Errorf("%s %q is not valid UTF-8", field, s)
+		case strings.IndexByte(s, 0) >= 0:
+			return fmt.Errorf("%s %q contains a NUL byte", field, s)
+		}
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"bufio"
+	"context"
 	"database/sql"
 	"fmt"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/perfbot/perfbot/internal/metric"
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/store/storetest"
+	"github.com/perfbot/perfbot/internal/testutil"
 )
 
 func open(t *testing.T, dir string) *store.Store {
@@ -32,11 +34,24 @@ func open(t *testing.T, dir string) *store.Store {
 	return s
 }
 
+func TestMain(m *testing.M) { os.Exit(testutil.RunWithPostgres(m)) }
+
+// sqliteBackend is the SQLite store in a fresh folder.
+var sqliteBackend = storetest.Backend{
+	Fresh: func(t *testing.T) string { return t.TempDir() },
+	Open: func(_ context.Context, _ *testing.T, dir string) (storetest.Store, error) {
+		return store.Open(dir)
+	},
+}
+
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	storetest.Exercise(t, func(t *testing.T) storetest.Store {
-		return open(t, t.TempDir())
-	})
+	storetest.Exercise(t, sqliteBackend)
+}
+
+func TestConformancePostgres(t *testing.T) {
+	t.Parallel()
+	storetest.Exercise(t, postgresBackend)
 }
 
 func TestOpenLayout(t *testing.T) {
@@ -118,8 +133,21 @@ func TestReopen(t *testing.T) {
 }
 
 // durabilityEnv names the folder the child process of TestDurability
-// writes to.
-const durabilityEnv = "PERFBOT_STORE_DURABILITY_DIR"
+// writes to, and durabilityURLEnv the PostgreSQL database it writes to
+// instead, when set (with the folder for its files).
+const (
+	durabilityEnv    = "PERFBOT_STORE_DURABILITY_DIR"
+	durabilityURLEnv = "PERFBOT_STORE_DURABILITY_URL"
+)
+
+// openDurable opens the store of the durability tests: the database at
+// url with its files in dir, or the folder dir when url is "".
+func openDurable(dir, url string) (*store.Store, error) {
+	if url == "" {
+		return store.Open(dir)
+	}
+	return store.OpenURL(context.Background(), url, store.Options{Dir: dir})
+}
 
 const durabilityValues = 2000
 
@@ -139,7 +167,7 @@ func TestDurabilityChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("helper process of TestDurability")
 	}
-	s, err := store.Open(dir)
+	s, err := openDurable(dir, os.Getenv(durabilityURLEnv))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,22 +188,32 @@ func TestDurabilityChild(t *testing.T) {
 // with all its values, and that no run is stored partially.
 func TestDurability(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
+	testDurability(t, t.TempDir(), "")
+}
+
+// TestDurabilityPostgres is TestDurability on PostgreSQL: a run is one
+// transaction, which the server rolls back when its client dies.
+func TestDurabilityPostgres(t *testing.T) {
+	t.Parallel()
+	testDurability(t, t.TempDir(), testutil.Postgres(t))
+}
+
+func testDurability(t *testing.T, dir, url string) {
 	for round := range 4 {
 		// A PutRun of durabilityValues takes some milliseconds: kill the
 		// child at different points inside one.
-		reported := killChild(t, dir, 8, time.Duration(round)*3*time.Millisecond)
-		checkDurable(t, dir, reported)
+		reported := killChild(t, dir, url, 8, time.Duration(round)*3*time.Millisecond)
+		checkDurable(t, dir, url, reported)
 	}
 }
 
-// killChild starts TestDurabilityChild on dir, SIGKILLs it delay after it
-// has reported n runs committed (so that it dies inside a later PutRun), and
-// returns the last run it reported.
-func killChild(t *testing.T, dir string, n int, delay time.Duration) (reported int) {
+// killChild starts TestDurabilityChild on the store (dir, url), SIGKILLs
+// it delay after it has reported n runs committed (so that it dies inside
+// a later PutRun), and returns the last run it reported.
+func killChild(t *testing.T, dir, url string, n int, delay time.Duration) (reported int) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestDurabilityChild$", "-test.count=1", "-test.v=false")
-	cmd.Env = append(os.Environ(), durabilityEnv+"="+dir)
+	cmd.Env = append(os.Environ(), durabilityEnv+"="+dir, durabilityURLEnv+"="+url)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
@@ -215,11 +253,11 @@ func killChild(t *testing.T, dir string, n int, delay time.Duration) (reported i
 	return reported
 }
 
-// checkDurable checks that the runs stored in dir are 1, 2, ... up to at
-// least reported, each with all its values.
-func checkDurable(t *testing.T, dir string, reported int) {
+// checkDurable checks that the runs stored in (dir, url) are 1, 2, ... up
+// to at least reported, each with all its values.
+func checkDurable(t *testing.T, dir, url string, reported int) {
 	t.Helper()
-	s, err := store.Open(dir)
+	s, err := openDurable(dir, url)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,10 @@ func (s *Store) PutTested(ctx context.Context, t *Tested) error {
 	if layout == "" {
 		layout = "null"
 	}
+	if err := checkText("job key", t.Job, "variant", t.Variant, "commit", t.Commit, "branch", t.Branch,
+		"reference", t.Ref, "session", t.Session, "layout", layout); err != nil {
+		return fmt.Errorf("store: put tested %s: %w", t.Commit, err)
+	}
 	return s.write(ctx, "put tested "+t.Commit, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `
 			INSERT INTO tested (job_key, variant, commit_hash, branch, ref_commit, session, rounds, cycle, tested_unix_ns, layout)
@@ -140,6 +144,9 @@ type FindingRecord struct {
 // the data of an existing one (its state, reason and sent mail are kept;
 // it is no longer withdrawn).
 func (s *Store) PutFinding(ctx context.Context, culprit string, data []byte) (created bool, err error) {
+	if err := checkText("culprit", culprit, "data", string(data)); err != nil {
+		return false, fmt.Errorf("store: put finding %s: %w", culprit, err)
+	}
 	now := time.Now().UnixNano()
 	err = s.write(ctx, "put finding "+culprit, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO findings (culprit, state, reason, withdrawn, data, message_id, sent_to, created_unix_ns, updated_unix_ns)
@@ -213,6 +220,9 @@ func (s *Store) SetFindingState(ctx context.Context, culprit string, state Findi
 	default:
 		return fmt.Errorf("unknown finding state %q (want untriaged, acknowledged or dismissed)", state)
 	}
+	if err := checkText("reason", reason); err != nil {
+		return fmt.Errorf("store: finding %s: %w", culprit, err)
+	}
 	return s.updateFinding(ctx, culprit, `state = ?, reason = ?`, string(state), reason)
 }
 
@@ -224,7 +234,10 @@ func (s *Store) WithdrawFinding(ctx context.Context, culprit string) error {
 // MarkSent records that a finding's mail went out: at least once, never
 // twice to the same recipients.
 func (s *Store) MarkSent(ctx context.Context, culprit, messageID string, to []string) error {
-	sent, _ := json.Marshal(to)
+	sent, _ := json.Marshal(to) // valid UTF-8, NUL escaped
+	if err := checkText("Message-ID", messageID); err != nil {
+		return fmt.Errorf("store: finding %s: %w", culprit, err)
+	}
 	return s.updateFinding(ctx, culprit, `message_id = ?, sent_to = ?`, messageID, string(sent))
 }
 

@@ -28,6 +28,12 @@ import (
 // [Postgres] starts a private server of its own.
 const PostgresEnv = "PERFBOT_TEST_POSTGRES"
 
+// PostgresDurableEnv, when set (to anything), keeps PostgreSQL's durable
+// defaults on the private server: fsync, full-page writes and synchronous
+// commits, which it otherwise turns off to spare the tests the disk. Set
+// it for benchmarks that time commits.
+const PostgresDurableEnv = "PERFBOT_TEST_POSTGRES_DURABLE"
+
 // pgServer is the test process's one PostgreSQL server.
 type pgServer struct {
 	once    sync.Once
@@ -148,9 +154,11 @@ func (s *pgServer) start() error {
 		return err
 	}
 	log := &bytes.Buffer{}
-	s.cmd = exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-k", dir, "-p", strconv.Itoa(port),
-		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off",
-		"-c", "full_page_writes=off", "-c", "max_connections=200")
+	args := []string{"-D", data, "-k", dir, "-p", strconv.Itoa(port), "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200"}
+	if os.Getenv(PostgresDurableEnv) == "" {
+		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+	}
+	s.cmd = exec.Command(filepath.Join(bin, "postgres"), args...)
 	s.cmd.Dir = dir
 	s.cmd.Stdout, s.cmd.Stderr = log, log
 	s.running = make(chan struct{})

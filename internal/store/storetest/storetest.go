@@ -1,7 +1,7 @@
 // Package storetest is a conformance suite for perfbot's results store: the
-// behaviour every store backend (today the SQLite one in package store, later
-// perhaps one shared with a job queue on PostgreSQL) must have, run against
-// a real, fresh database per test.
+// behaviour every store backend (the SQLite folder and the PostgreSQL
+// database of package store) must have, run against a real, fresh database
+// per test.
 package storetest
 
 import (
@@ -40,14 +40,40 @@ type Store interface {
 	SetFindingState(ctx context.Context, culprit string, state store.FindingState, reason string) error
 	WithdrawFinding(ctx context.Context, culprit string) error
 	MarkSent(ctx context.Context, culprit, messageID string, to []string) error
+	Created() bool
+	Close() error
+}
+
+// Backend is one kind of store under test.
+type Backend struct {
+	// Fresh returns where a new, empty store can be opened: a folder,
+	// a database URL. The first Open of it creates the store; later
+	// Opens of it, by the same test, open the same store.
+	Fresh func(t *testing.T) string
+	// Open opens the store at where. The suite closes it.
+	Open func(ctx context.Context, t *testing.T, where string) (Store, error)
+}
+
+// open opens the store at where, closed when t ends.
+func (b Backend) open(t *testing.T, where string) Store {
+	t.Helper()
+	s, err := b.Open(t.Context(), t, where)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
 }
 
 var _ Store = (*store.Store)(nil)
 
-// Exercise runs the suite as parallel subtests of t. open returns a new,
-// empty store for one subtest and arranges for it to be closed when the
-// subtest ends.
-func Exercise(t *testing.T, open func(t *testing.T) Store) {
+// Exercise runs the suite as parallel subtests of t, each on a fresh store
+// of b.
+func Exercise(t *testing.T, b Backend) {
 	tests := []struct {
 		name string
 		fn   func(t *testing.T, s Store)
@@ -65,11 +91,26 @@ func Exercise(t *testing.T, open func(t *testing.T) Store) {
 		{"ConcurrentReaders", testConcurrentReaders},
 		{"Tested", testTested},
 		{"Findings", testFindings},
+		{"KeyOrder", testKeyOrder},
+		{"TextRefused", testTextRefused},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			tt.fn(t, open(t))
+			tt.fn(t, b.open(t, b.Fresh(t)))
+		})
+	}
+	// Cases of several Stores on one database.
+	for _, tt := range []struct {
+		name string
+		fn   func(t *testing.T, b Backend)
+	}{
+		{"ConcurrentOpen", testConcurrentOpen},
+		{"ConcurrentPutRun", testConcurrentPutRun},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tt.fn(t, b)
 		})
 	}
 }

@@ -185,3 +185,5 @@ func serve(h http.Handler, path string) (int, []byte) {
 	body, _ := io.ReadAll(rec.Result().Body)
 	return rec.Code, body
 }
+
+func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }

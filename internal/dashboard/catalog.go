@@ -34,10 +34,12 @@ type catalog struct {
 
 // source is one results store.
 type source struct {
-	dir  string
+	dir  string // its folder, or for a store opened by the caller its name (Path)
 	mu   sync.Mutex
 	st   *store.Store // opened on first use: a watch may not have run yet
 	memo history.Memo
+	// opened: the caller opened the store and closes it.
+	opened bool
 }
 
 // jobEntry is one atomic job.
@@ -56,7 +58,7 @@ type jobEntry struct {
 }
 
 // newCatalog reads the watch file's jobs and the stores' jobs.
-func newCatalog(ctx context.Context, w *watch.Config, dirs []string) (*catalog, error) {
+func newCatalog(ctx context.Context, w *watch.Config, dirs []string, opened []*store.Store) (*catalog, error) {
 	c := &catalog{watch: w, byID: map[string]*jobEntry{}, branchLs: map[string]branchList{}, testedSets: map[string]*testedSet{}}
 	if w != nil {
 		for _, jc := range w.Jobs {
@@ -80,6 +82,9 @@ func newCatalog(ctx context.Context, w *watch.Config, dirs []string) (*catalog, 
 			return nil, fmt.Errorf("--store %s: no perfbot results store there (%s: %v)", d, store.DBName, errors.Unwrap(err))
 		}
 		c.source(abs)
+	}
+	for _, st := range opened {
+		c.stores = append(c.stores, &source{dir: st.Path(), st: st, opened: true})
 	}
 	// Every job a store holds, beside those of the watch file.
 	for _, src := range c.stores {
@@ -157,7 +162,7 @@ func (c *catalog) close() error {
 	var errs []error
 	for _, s := range c.stores {
 		s.mu.Lock()
-		if s.st != nil {
+		if s.st != nil && !s.opened {
 			errs = append(errs, s.st.Close())
 			s.st = nil
 		}

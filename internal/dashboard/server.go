@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/watch"
 )
 
@@ -28,6 +29,10 @@ type Config struct {
 	// Stores are more results store folders (.perfbot) to serve, with
 	// every job they hold.
 	Stores []string
+	// Open are stores the caller opened (the fleet's PostgreSQL store,
+	// store.OpenURL), served with every job they hold; the caller closes
+	// them.
+	Open []*store.Store
 	// Token, when set, allows writes to whoever sends it as a bearer token
 	// (PERFBOT_TOKEN); without it the server is read-only.
 	Token string
@@ -53,10 +58,10 @@ type Server struct {
 // New reads the watch file's jobs and the stores (every store named must
 // exist) and returns the server.
 func New(ctx context.Context, cfg Config) (*Server, error) {
-	if cfg.Watch == nil && len(cfg.Stores) == 0 {
+	if cfg.Watch == nil && len(cfg.Stores) == 0 && len(cfg.Open) == 0 {
 		return nil, fmt.Errorf("dashboard: nothing to serve: give a watch file or a results store")
 	}
-	cat, err := newCatalog(ctx, cfg.Watch, cfg.Stores)
+	cat, err := newCatalog(ctx, cfg.Watch, cfg.Stores, cfg.Open)
 	if err != nil {
 		return nil, err
 	}

@@ -38,10 +38,10 @@ func (c *catalog) tested(ctx context.Context, je *jobEntry, variant string) (*te
 		return nil, err
 	}
 	key := je.src.dir + "\x00" + je.Key + "\x00" + variant
-	now := stampOf(je.src.dir)
+	now, files := stampOf(je.src.dir)
 	c.mu.Lock()
 	ts := c.testedSets[key]
-	fresh := ts != nil && ts.stamp == now
+	fresh := files && ts != nil && ts.stamp == now
 	c.mu.Unlock()
 	if fresh {
 		return ts, nil // nothing was written to the store since
@@ -75,7 +75,9 @@ func (c *catalog) tested(ctx context.Context, je *jobEntry, variant string) (*te
 }
 
 // stamp is what the files of a store say about the last write: SQLite
-// changes the database or its write-ahead log on every commit.
+// changes the database or its write-ahead log on every commit. A store
+// without a database file (PostgreSQL) has none, and TestedVersion is
+// asked each time.
 type stamp struct {
 	db, wal fileStamp
 }
@@ -85,15 +87,17 @@ type fileStamp struct {
 	mtime time.Time
 }
 
-func stampOf(dir string) stamp {
+func stampOf(dir string) (stamp, bool) {
 	var s stamp
-	if fi, err := os.Stat(filepath.Join(dir, store.DBName)); err == nil {
-		s.db = fileStamp{fi.Size(), fi.ModTime()}
+	fi, err := os.Stat(filepath.Join(dir, store.DBName))
+	if err != nil {
+		return s, false
 	}
+	s.db = fileStamp{fi.Size(), fi.ModTime()}
 	if fi, err := os.Stat(filepath.Join(dir, store.DBName+"-wal")); err == nil {
 		s.wal = fileStamp{fi.Size(), fi.ModTime()}
 	}
-	return s
+	return s, true
 }
 
 // layout is a commit's layout summary; nil when it has none.

@@ -121,8 +121,9 @@ func SyntheticHistory(tb testing.TB, st *store.Store, spec HistorySpec) []string
 			if i == start-1 {
 				continue
 			}
+			// Recorded one after the other, as watch records them.
 			t := &store.Tested{Job: spec.Job, Commit: hashes[i], Branch: spec.Branch, Ref: ref, Session: session,
-				Rounds: rounds, Cycle: int64(cycle), When: when}
+				Rounds: rounds, Cycle: int64(cycle), When: when.Add(time.Duration(i-start) * time.Second)}
 			if spec.Layout != nil {
 				t.Layout = spec.Layout(i)
 			}

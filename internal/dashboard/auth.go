@@ -5,7 +5,6 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -80,7 +79,7 @@ func decode(r *http.Request, v any) error {
 	return nil
 }
 
-// must is a helper for messages that name a parameter.
+// badParam is a 400 naming a parameter, its value and what it wants.
 func badParam(name, value, want string) *httpError {
-	return errorf(http.StatusBadRequest, "parameter %s=%q: %s", name, value, fmt.Sprint(want))
+	return errorf(http.StatusBadRequest, "parameter %s=%q: %s", name, value, want)
 }

@@ -92,59 +92,67 @@ func (s *Server) historyAPI(r *http.Request) (any, error) { return s.history(r, 
 // historySVG is the history plot alone, as perfbot history --format svg
 // writes it.
 func (s *Server) historySVG(r *http.Request) ([]byte, error) {
-	_, series, marks, _, opt, err := s.resolveHistory(r)
+	hr, err := s.resolveHistory(r)
 	if err != nil {
 		return nil, err
 	}
-	opt.Standalone = true
+	hr.opt.Standalone = true
 	var b bytes.Buffer
-	err = plot.History(&b, series, plotMarks(marks), opt)
+	err = plot.History(&b, hr.series, plotMarks(hr.marks), hr.opt)
 	return b.Bytes(), err
 }
 
-// resolveHistory resolves a history request: the job, its series and
+// historyReq is a history request resolved: the job, its series and
 // marks, what the parameters were resolved to, and the plot's window.
-func (s *Server) resolveHistory(r *http.Request) (*jobEntry, *history.Series, []report.HistoryMark, *historyParams, plot.HistoryOptions, error) {
-	var opt plot.HistoryOptions
+type historyReq struct {
+	je     *jobEntry
+	series *history.Series
+	marks  []report.HistoryMark
+	hp     *historyParams
+	opt    plot.HistoryOptions
+}
+
+func (s *Server) resolveHistory(r *http.Request) (*historyReq, error) {
 	q := r.URL.Query()
 	if err := onlyParams(q, "metric", "variant", "branch", "from", "to", "width"); err != nil {
-		return nil, nil, nil, nil, opt, err
+		return nil, err
 	}
 	je, err := s.cat.job(r.PathValue("job"))
 	if err != nil {
-		return nil, nil, nil, nil, opt, err
+		return nil, err
 	}
 	series, marks, hp, err := s.cat.historyOf(r.Context(), je, q.Get("metric"), q.Get("variant"), q.Get("branch"))
 	if err != nil {
-		return nil, nil, nil, nil, opt, err
+		return nil, err
 	}
 	if len(series.Points) == 0 {
-		return nil, nil, nil, nil, opt, errorf(http.StatusNotFound, "job %s has no tested commit with %s on %s (%s history)", je.Name, hp.metric.Name, hp.branch, variantLabel(hp.variant))
+		return nil, errorf(http.StatusNotFound, "job %s has no tested commit with %s on %s (%s history)", je.Name, hp.metric.Name, hp.branch, variantLabel(hp.variant))
 	}
-	opt.From, opt.To = 0, len(series.Points)
+	hr := &historyReq{je: je, series: series, marks: marks, hp: hp}
+	hr.opt.From, hr.opt.To = 0, len(series.Points)
 	if v := q.Get("from"); v != "" {
-		if opt.From, err = pointIndex(series, "from", v); err != nil {
-			return nil, nil, nil, nil, opt, err
+		if hr.opt.From, err = pointIndex(series, "from", v); err != nil {
+			return nil, err
 		}
 	}
 	if v := q.Get("to"); v != "" {
 		i, err := pointIndex(series, "to", v)
 		if err != nil {
-			return nil, nil, nil, nil, opt, err
+			return nil, err
 		}
-		opt.To = i + 1 // to is inclusive in the URL
+		hr.opt.To = i + 1 // to is inclusive in the URL
 	}
-	if opt.From >= opt.To {
-		return nil, nil, nil, nil, opt, errorf(http.StatusBadRequest, "parameters from=%s, to=%s: the range is empty (from must come before to)", q.Get("from"), q.Get("to"))
+	if hr.opt.From >= hr.opt.To {
+		return nil, errorf(http.StatusBadRequest, "parameters from=%s, to=%s: the range is empty (from must come before to)", q.Get("from"), q.Get("to"))
 	}
 	if v := q.Get("width"); v != "" {
 		w, err := strconv.Atoi(v)
 		if err != nil || w < 300 || w > 4000 {
-			return nil, nil, nil, nil, opt, badParam("width", v, "want a width in pixels from 300 to 4000")
+			return nil, badParam("width", v, "want a width in pixels from 300 to 4000")
 		}
-		opt.Width = w
+		hr.opt.Width = w
 	}
-	return je, series, marks, hp, opt, nil
+	return hr, nil
 }
 
 // pointIndex reads a window bound: a point's index, or a commit (7 hex
@@ -170,10 +178,11 @@ func pointIndex(s *history.Series, name, v string) (int, error) {
 
 func (s *Server) history(r *http.Request, page bool) (*HistoryView, error) {
 	ctx := r.Context()
-	je, series, marks, hp, opt, err := s.resolveHistory(r)
+	hr, err := s.resolveHistory(r)
 	if err != nil {
 		return nil, err
 	}
+	je, series, marks, hp, opt := hr.je, hr.series, hr.marks, hr.hp, hr.opt
 	v := &HistoryView{Job: JobRef{ID: je.ID, Name: je.Name, Key: je.Key}, Metric: metricRef(hp.metric), Variant: hp.variant, Label: variantLabel(hp.variant),
 		Branch: hp.branch, Branches: hp.branches, Total: len(series.Points), From: opt.From, To: opt.To, Marks: []HistoryMark{}}
 	for _, m := range hp.metrics {

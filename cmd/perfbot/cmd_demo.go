@@ -30,12 +30,13 @@ against its parent ("perfbot triage"), which rebuilds both under forced
 alignment and other layouts and says whether the change is real. It needs
 git, make and gcc, and takes about a minute.
 
-With --history triage, bisect or bisect-merge, demo only creates the
-history that perfbot's triage and bisect tests use (a base with one branch
-per case; 64 commits with one real regression, one alignment-only shift and
-one broken build; 24 first-parent commits with an alignment-only shift and
-the merge of a branch that holds the real regression) and prints the
-commands to run on it.
+With --history triage, bisect, bisect-merge or watch, demo only creates the
+history that perfbot's triage, bisect and watch tests use (a base with one
+branch per case; 64 commits with one real regression, one alignment-only
+shift and one broken build; 24 first-parent commits with an alignment-only
+shift and the merge of a branch that holds the real regression; 40 commits
+with one real regression, one code-alignment and one data-alignment shift
+and one broken build) and prints the commands to run on it.
 
 The project and its results store are kept, so you can run perfbot on them
 yourself afterwards; demo prints the commands.`,
@@ -101,7 +102,7 @@ yourself afterwards; demo prints the commands.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&history, "history", demo.HistoryDemo, "demo (create and measure), or only create the history the triage or bisect tests use: triage, bisect, bisect-merge")
+	fl.StringVar(&history, "history", demo.HistoryDemo, "demo (create and measure), or only create the history the triage, bisect or watch tests use: triage, bisect, bisect-merge, watch")
 	fl.BoolVar(&noTriage, "no-triage", false, "only compare; do not triage the alignment-only commit")
 	fl.StringVar(&dir, "dir", "", "create the demo project here (default: a new temporary folder)")
 	fl.BoolVarP(&f.all, "all", "a", false, "print every metric, not only the changed ones")
@@ -118,7 +119,7 @@ yourself afterwards; demo prints the commands.`,
 func describeHistory(a *app, repo *demo.Repo) error {
 	fmt.Fprintf(a.stdout, "demo project (%s history) in %s\n", repo.History, repo.Dir)
 	for _, c := range repo.Commits {
-		if (repo.History == demo.HistoryBisect || repo.History == demo.HistoryBisectMerge) && c.Effect == demo.EffectNoChange {
+		if repo.History != demo.HistoryDemo && repo.History != demo.HistoryTriage && c.Effect == demo.EffectNoChange {
 			continue
 		}
 		on := ""
@@ -139,6 +140,20 @@ func describeHistory(a *app, repo *demo.Repo) error {
 		fmt.Fprintf(a.stdout, "\ntry (a few minutes each):\n")
 		fmt.Fprintf(a.stdout, "  perfbot bisect %s --good %.12s --bad %.12s --metric text_ms\n", repo.JobFile, base.Hash, last.Hash)
 		fmt.Fprintf(a.stdout, "  perfbot bisect %s --good %.12s --bad %.12s --metric text_ms --layout-robust forced\n", repo.JobFile, base.Hash, last.Hash)
+	case demo.HistoryWatch:
+		// A branch "watched" grows along main by a quarter at a time, with
+		// a watch cycle after each step.
+		top := filepath.Dir(repo.Dir)
+		wf := filepath.Join(top, "watch.yaml")
+		fmt.Fprintf(a.stdout, "\ntry (a watch cycle after each growth of the branch \"watched\"; a few minutes in all):\n")
+		fmt.Fprintf(a.stdout, "  printf 'jobs: [{file: %s, report: all}]\\nbranches: [watched]\\ntest: every-4\\n' > %s\n",
+			filepath.Join(filepath.Base(repo.Dir), demo.JobFileName), wf)
+		n := len(repo.Commits)
+		for _, i := range []int{0, n / 4, n / 2, 3 * n / 4, n - 1} {
+			fmt.Fprintf(a.stdout, "  git -C %s branch -f watched %.12s && perfbot watch %s --once\n", repo.Dir, repo.Commits[i].Hash, wf)
+		}
+		fmt.Fprintf(a.stdout, "  perfbot findings %s\n", wf)
+		fmt.Fprintf(a.stdout, "  perfbot history %s --branch watched --metric data_ms\n", repo.JobFile)
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -14,19 +16,26 @@ import (
 )
 
 func newHistoryCmd(a *app) *cobra.Command {
-	var metricName, branch, format, storeDir, jobName string
+	var metricName, branch, format, storeDir, jobName, hist, preset string
+	var alpha float64
 	cmd := &cobra.Command{
-		Use:   "history JOB [--metric M] [--branch B] [--format text|json|csv]",
+		Use:   "history JOB [--metric M] [--branch B] [--history plain|forced] [--format text|json|csv]",
 		Short: "print the history perfbot watch keeps of a job's metric along a branch",
 		Long: `History prints, per commit perfbot watch tested on the branch (oldest first),
-the metric's chained level, its median in its own session, its step against
-the commit tested before it (measured within one session, with its
-interval and p-value), and the changes watch handled with their culprits
-and verdicts. It reads the store and measures nothing, so it runs beside a
-watch.`,
+the metric's chained level, its median in its own session with the
+median's interval, its step against the commit tested before it (measured
+within one session, with its interval and p-value), and the change points
+watch handled with their culprits, the culprits' triage verdicts and the
+findings' states. --history forced shows the history a watch file's
+histories: [forced] keeps (under the forced alignment of --preset). It
+reads the store and measures nothing, so it runs beside a watch.
+docs/watch.md documents the JSON.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if !slices.Contains(report.HistoryFormats, format) {
+				return fmt.Errorf("--format %q: want %s", format, strings.Join(report.HistoryFormats, ", "))
+			}
 			j, err := pickJob(args[0], jobName)
 			if err != nil {
 				return err
@@ -37,6 +46,10 @@ watch.`,
 			}
 			if storeDir == "" {
 				storeDir = filepath.Join(filepath.Dir(j.File), ".perfbot")
+			}
+			variant, err := watch.HistoryVariant(hist, preset, storeDir)
+			if err != nil {
+				return fmt.Errorf("--history: %w", err)
 			}
 			st, err := store.Open(storeDir)
 			if err != nil {
@@ -51,23 +64,28 @@ watch.`,
 			if err != nil {
 				return fmt.Errorf("--branch %q: %w", branch, err)
 			}
-			series, err := history.Build(ctx, st, j.Key(), "", ref.Name, list, 0.01)
+			series, err := history.Build(ctx, st, j.Key(), variant, ref.Name, list, alpha)
 			if err != nil {
 				return err
 			}
 			if len(series.Points) == 0 {
-				return fmt.Errorf("no commit of %s is tested for job %s in %s: run perfbot watch first", branch, j.Name, storeDir)
+				return fmt.Errorf("no commit of %s is tested for job %s (%s history) in %s: run perfbot watch first", branch, j.Name, hist, storeDir)
 			}
-			marks, err := watch.Marks(ctx, st, series)
-			if err != nil {
+			if err := watch.AnchorRatios(ctx, st, series, alpha); err != nil {
 				return err
 			}
-			return report.WriteHistory(a.stdout, series, marks, format)
+			if err := watch.Annotate(ctx, st, series, j.Name); err != nil {
+				return err
+			}
+			return report.WriteHistory(a.stdout, series, report.HistoryOptions{Format: format, JobName: j.Name, History: hist, Branch: branch})
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&metricName, "metric", "", "the metric (default: the job's first)")
 	fl.StringVar(&branch, "branch", "HEAD", "the branch whose first-parent history to follow")
+	fl.StringVar(&hist, "history", "plain", "plain, or forced: the history kept under forced alignment (histories: [forced])")
+	fl.StringVar(&preset, "preset", "c", "the layout preset of the forced history (the watch file's preset:)")
+	fl.Float64Var(&alpha, "alpha", 0.01, "level of the steps' intervals (the watch file's alpha:)")
 	fl.StringVarP(&format, "format", "f", "text", "text, json or csv")
 	fl.StringVar(&storeDir, "store", "", "results store folder (default: .perfbot next to the job file)")
 	fl.StringVar(&jobName, "job", "", "the atomic job when the job file has a params matrix")

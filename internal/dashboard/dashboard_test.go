@@ -100,8 +100,9 @@ func testAPI(t *testing.T, f *fixture) {
 	if h.Total != 4 || len(h.Points) != 4 || h.Points[0].Commit != f.base || h.Points[3].Commit != f.head {
 		t.Fatalf("history of %d points %+v", h.Total, h.Points)
 	}
-	if len(h.Marks) != 1 || h.Marks[0].Index != 2 || h.Marks[0].Culprit != f.slow[:12] || h.Marks[0].Verdict != "real-regression" {
-		t.Errorf("marks %+v: want the change into point 2, culprit %s", h.Marks, f.slow[:12])
+	if len(h.Changes) != 1 || h.Changes[0].Point != 2 || len(h.Changes[0].Culprits) != 1 || h.Changes[0].Culprits[0].Commit != f.slow ||
+		h.Changes[0].Culprits[0].Verdict != "real-regression" || h.Changes[0].Step < 60 {
+		t.Errorf("changes %+v: want the change into point 2, culprit %s", h.Changes, f.slow[:12])
 	}
 	if r := h.Points[2].Level / h.Points[1].Level; r < 1.6 || r > 2.4 || h.Points[2].Step < 60 {
 		t.Errorf("the level steps by %.2fx (step %+.1f%%), want about 2x", r, h.Points[2].Step)

@@ -10,26 +10,26 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/history"
 	"github.com/perfbot/perfbot/internal/plot"
-	"github.com/perfbot/perfbot/internal/report"
 )
 
 // HistoryView is a metric's history (GET /api/jobs/{job}/history).
 type HistoryView struct {
-	Job      JobRef         `json:"job"`
-	Metric   MetricRef      `json:"metric"`
-	Metrics  []MetricRef    `json:"metrics"`
-	Variant  string         `json:"variant"` // the history: "" plain, else the knob's variant
-	Label    string         `json:"label"`
-	Variants []VariantRef   `json:"variants"`
-	Branch   string         `json:"branch"`
-	Branches []string       `json:"branches"`
-	Total    int            `json:"total"` // tested commits in the history
-	From     int            `json:"from"`  // the window shown: points [from, to)
-	To       int            `json:"to"`
-	Points   []HistoryPoint `json:"points"` // the window's
-	Marks    []HistoryMark  `json:"marks"`  // the changes watch handled, in the whole history
+	Job      JobRef          `json:"job"`
+	Metric   MetricRef       `json:"metric"`
+	Metrics  []MetricRef     `json:"metrics"`
+	Variant  string          `json:"variant"` // the history: "" plain, else the knob's variant
+	Label    string          `json:"label"`
+	Variants []VariantRef    `json:"variants"`
+	Branch   string          `json:"branch"`
+	Branches []string        `json:"branches"`
+	Total    int             `json:"total"` // tested commits in the history
+	From     int             `json:"from"`  // the window shown: points [from, to)
+	To       int             `json:"to"`
+	Points   []HistoryPoint  `json:"points"`  // the window's
+	Changes  []HistoryChange `json:"changes"` // the changes watch handled, in the whole history
 
 	// For the page.
 	SVG, LayoutSVG template.HTML `json:"-"`
@@ -50,32 +50,54 @@ type VariantRef struct {
 	Label   string `json:"label"`
 }
 
-// HistoryPoint is one tested commit of a history.
+// HistoryPoint is one tested commit of a history; the fields are those
+// of perfbot history --format json's points (docs/watch.md), and i.
 type HistoryPoint struct {
-	Index   int     `json:"i"`
-	Commit  string  `json:"commit"`
-	Short   string  `json:"short"`
-	Subject string  `json:"subject"`
-	Level   float64 `json:"level"`  // chained level
-	Median  float64 `json:"median"` // in its own session
+	I       int    `json:"i"` // its index in the history
+	Commit  string `json:"commit"`
+	Short   string `json:"short"`
+	Subject string `json:"subject"`
+	Session string `json:"session"`
+	Ref     string `json:"ref"`
+	// NewChain: the point's reference left the history; its level
+	// restarts at its median.
+	NewChain bool    `json:"new_chain"`
+	Runs     int     `json:"runs"`
+	Median   float64 `json:"median"` // in its own session, with its interval
+	MedianLo float64 `json:"median_lo"`
+	MedianHi float64 `json:"median_hi"`
+	Level    float64 `json:"level"` // chained level
 	// Step is the change against Ref in percent, within one session, with
 	// the paired test's interval and p (0 for the first point or a new
 	// chain).
-	Step     float64 `json:"step"`
-	Lo       float64 `json:"lo"`
-	Hi       float64 `json:"hi"`
-	P        float64 `json:"p"`
-	Ref      string  `json:"ref"`
-	NewChain bool    `json:"new_chain"`
-	Session  string  `json:"session"`
+	Step   float64 `json:"step"`
+	StepLo float64 `json:"step_lo"`
+	StepHi float64 `json:"step_hi"`
+	P      float64 `json:"p"`
 }
 
-// HistoryMark is a change watch handled.
-type HistoryMark struct {
-	Index   int    `json:"index"` // the point the step goes into
-	Culprit string `json:"culprit"`
-	Verdict string `json:"verdict"`
-	Finding string `json:"finding,omitempty"` // the finding page
+// HistoryChange is a change watch handled: the step from point index-1
+// to index, and the culprits bisection named (history.Change).
+type HistoryChange struct {
+	Point    int              `json:"point"`
+	From     string           `json:"from"`
+	To       string           `json:"to"`
+	Step     float64          `json:"step"` // of the chained level, percent
+	Culprits []HistoryCulprit `json:"culprits"`
+	Note     string           `json:"note,omitempty"` // no confirmed culprit
+}
+
+// HistoryCulprit is a culprit of a change, as its finding says.
+type HistoryCulprit struct {
+	Commit    string  `json:"commit"`
+	Short     string  `json:"short"`
+	Subject   string  `json:"subject"`
+	Verdict   string  `json:"verdict"`
+	Change    float64 `json:"change"`
+	State     string  `json:"state"`
+	Reason    string  `json:"reason,omitempty"`
+	Withdrawn bool    `json:"withdrawn"`
+	Finding   string  `json:"finding"` // the finding page
 }
 
 // maxEmbedded is the longest window whose points the page carries; the
@@ -98,16 +120,16 @@ func (s *Server) historySVG(r *http.Request) ([]byte, error) {
 	}
 	hr.opt.Standalone = true
 	var b bytes.Buffer
-	err = plot.History(&b, hr.series, plotMarks(hr.marks), hr.opt)
+	err = plot.History(&b, hr.series, hr.opt)
 	return b.Bytes(), err
 }
 
-// historyReq is a history request resolved: the job, its series and
-// marks, what the parameters were resolved to, and the plot's window.
+// historyReq is a history request resolved: the job, its series (with
+// its changes), what the parameters were resolved to, and the plot's
+// window.
 type historyReq struct {
 	je     *jobEntry
 	series *history.Series
-	marks  []report.HistoryMark
 	hp     *historyParams
 	opt    plot.HistoryOptions
 }
@@ -121,14 +143,14 @@ func (s *Server) resolveHistory(r *http.Request) (*historyReq, error) {
 	if err != nil {
 		return nil, err
 	}
-	series, marks, hp, err := s.cat.historyOf(r.Context(), je, q.Get("metric"), q.Get("variant"), q.Get("branch"))
+	series, hp, err := s.cat.historyOf(r.Context(), je, q.Get("metric"), q.Get("variant"), q.Get("branch"))
 	if err != nil {
 		return nil, err
 	}
 	if len(series.Points) == 0 {
 		return nil, errorf(http.StatusNotFound, "job %s has no tested commit with %s on %s (%s history)", je.Name, hp.metric.Name, hp.branch, variantLabel(hp.variant))
 	}
-	hr := &historyReq{je: je, series: series, marks: marks, hp: hp}
+	hr := &historyReq{je: je, series: series, hp: hp}
 	hr.opt.From, hr.opt.To = 0, len(series.Points)
 	if v := q.Get("from"); v != "" {
 		if hr.opt.From, err = pointIndex(series, "from", v); err != nil {
@@ -182,9 +204,9 @@ func (s *Server) history(r *http.Request, page bool) (*HistoryView, error) {
 	if err != nil {
 		return nil, err
 	}
-	je, series, marks, hp, opt := hr.je, hr.series, hr.marks, hr.hp, hr.opt
+	je, series, hp, opt := hr.je, hr.series, hr.hp, hr.opt
 	v := &HistoryView{Job: JobRef{ID: je.ID, Name: je.Name, Key: je.Key}, Metric: metricRef(hp.metric), Variant: hp.variant, Label: variantLabel(hp.variant),
-		Branch: hp.branch, Branches: hp.branches, Total: len(series.Points), From: opt.From, To: opt.To, Marks: []HistoryMark{}}
+		Branch: hp.branch, Branches: hp.branches, Total: len(series.Points), From: opt.From, To: opt.To, Changes: []HistoryChange{}}
 	for _, m := range hp.metrics {
 		v.Metrics = append(v.Metrics, metricRef(m))
 	}
@@ -192,15 +214,17 @@ func (s *Server) history(r *http.Request, page bool) (*HistoryView, error) {
 		v.Variants = append(v.Variants, VariantRef{Variant: vr, Label: variantLabel(vr)})
 	}
 	for _, p := range series.Points[opt.From:opt.To] {
-		v.Points = append(v.Points, HistoryPoint{Index: len(v.Points) + opt.From, Commit: p.Commit.Hash, Short: p.Commit.Short(), Subject: p.Commit.Subject,
-			Level: p.Level, Median: p.Median, Step: p.Step, Lo: p.Lo, Hi: p.Hi, P: p.P, Ref: p.Ref, NewChain: p.NewChain, Session: p.Session})
+		v.Points = append(v.Points, HistoryPoint{I: len(v.Points) + opt.From, Commit: p.Commit.Hash, Short: p.Commit.Short(), Subject: p.Commit.Subject,
+			Session: p.Session, Ref: p.Ref, NewChain: p.NewChain, Runs: p.Runs, Median: p.Median, MedianLo: p.MedianLo, MedianHi: p.MedianHi,
+			Level: p.Level, Step: p.Step, StepLo: p.Lo, StepHi: p.Hi, P: p.P})
 	}
-	for _, m := range marks {
-		hm := HistoryMark{Index: m.Index, Culprit: m.Culprit, Verdict: m.Verdict}
-		if m.Culprit != "" {
-			hm.Finding = "/findings/" + m.Culprit
+	for _, ch := range series.Changes {
+		hc := HistoryChange{Point: ch.Index, From: ch.From, To: ch.To, Step: ch.Step, Note: ch.Note, Culprits: []HistoryCulprit{}}
+		for _, cu := range ch.Culprits {
+			hc.Culprits = append(hc.Culprits, HistoryCulprit{Commit: cu.Commit, Short: gitrev.Short(cu.Commit), Subject: cu.Subject, Verdict: cu.Verdict,
+				Change: cu.Change, State: cu.State, Reason: cu.Reason, Withdrawn: cu.Withdrawn, Finding: "/findings/" + cu.Commit})
 		}
-		v.Marks = append(v.Marks, hm)
+		v.Changes = append(v.Changes, hc)
 	}
 	if !page {
 		return v, nil
@@ -208,13 +232,13 @@ func (s *Server) history(r *http.Request, page bool) (*HistoryView, error) {
 	q := url.Values{"metric": {hp.metric.Name}, "variant": {hp.variant}, "branch": {hp.branch}}
 	v.Query = q.Encode()
 	var b bytes.Buffer
-	opt.MarkLink = func(m plot.Mark) string {
-		if m.Culprit == "" {
+	opt.ChangeLink = func(ch history.Change) string {
+		if len(ch.Culprits) == 0 {
 			return ""
 		}
-		return "/findings/" + m.Culprit
+		return "/findings/" + ch.Culprits[0].Commit
 	}
-	if err := plot.History(&b, series, plotMarks(marks), opt); err != nil {
+	if err := plot.History(&b, series, opt); err != nil {
 		return nil, err
 	}
 	v.SVG = template.HTML(b.String())
@@ -252,17 +276,6 @@ func (s *Server) layoutPoints(ctx context.Context, je *jobEntry, variant string,
 	}
 	if !found {
 		return nil
-	}
-	return out
-}
-
-// plotMarks turns the marks perfbot history prints into the plot's (the
-// same fields): the command line's svg format and the pages draw the same
-// figure.
-func plotMarks(ms []report.HistoryMark) []plot.Mark {
-	out := make([]plot.Mark, len(ms))
-	for i, m := range ms {
-		out[i] = plot.Mark{Index: m.Index, Culprit: m.Culprit, Verdict: m.Verdict}
 	}
 	return out
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/history"
 	"github.com/perfbot/perfbot/internal/metric"
-	"github.com/perfbot/perfbot/internal/report"
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/watch"
 )
@@ -100,19 +99,20 @@ func (c *catalog) series(ctx context.Context, je *jobEntry, variant, branch, met
 }
 
 // historyOf resolves a history's parameters (metric, variant, branch;
-// each defaults to the first there is) and builds it with its marks.
-func (c *catalog) historyOf(ctx context.Context, je *jobEntry, metricName, variant, branch string) (*history.Series, []report.HistoryMark, *historyParams, error) {
+// each defaults to the first there is) and builds it with the changes
+// watch handled in it (watch.Annotate).
+func (c *catalog) historyOf(ctx context.Context, je *jobEntry, metricName, variant, branch string) (*history.Series, *historyParams, error) {
 	hp := &historyParams{}
 	hp.metrics = c.metrics(ctx, je)
 	if len(hp.metrics) == 0 {
-		return nil, nil, nil, errorf(http.StatusNotFound, "job %s has no stored runs yet", je.Name)
+		return nil, nil, errorf(http.StatusNotFound, "job %s has no stored runs yet", je.Name)
 	}
 	if metricName == "" {
 		metricName = hp.metrics[0].Name
 	}
 	i := slices.IndexFunc(hp.metrics, func(m store.MetricInfo) bool { return m.Name == metricName })
 	if i < 0 {
-		return nil, nil, nil, badParam("metric", metricName, "job "+je.Name+" has no such metric (it has "+metricNames(hp.metrics)+")")
+		return nil, nil, badParam("metric", metricName, "job "+je.Name+" has no such metric (it has "+metricNames(hp.metrics)+")")
 	}
 	hp.metric = hp.metrics[i]
 	hp.variants = c.variants(ctx, je)
@@ -122,11 +122,11 @@ func (c *catalog) historyOf(ctx context.Context, je *jobEntry, metricName, varia
 		}
 	}
 	if len(hp.variants) == 0 {
-		return nil, nil, nil, errorf(http.StatusNotFound, "job %s has no tested commit yet: perfbot watch keeps its history", je.Name)
+		return nil, nil, errorf(http.StatusNotFound, "job %s has no tested commit yet: perfbot watch keeps its history", je.Name)
 	}
 	if !slices.Contains(hp.variants, variant) {
 		if variant != "" {
-			return nil, nil, nil, badParam("variant", variant, "job "+je.Name+" has no such history (it has "+strings.Join(labels(hp.variants), ", ")+")")
+			return nil, nil, badParam("variant", variant, "job "+je.Name+" has no such history (it has "+strings.Join(labels(hp.variants), ", ")+")")
 		}
 		variant = hp.variants[0]
 	}
@@ -136,19 +136,18 @@ func (c *catalog) historyOf(ctx context.Context, je *jobEntry, metricName, varia
 		branch = hp.branches[0]
 	}
 	if !slices.Contains(hp.branches, branch) {
-		return nil, nil, nil, badParam("branch", branch, "job "+je.Name+" is not watched on it (branches: "+strings.Join(hp.branches, ", ")+")")
+		return nil, nil, badParam("branch", branch, "job "+je.Name+" is not watched on it (branches: "+strings.Join(hp.branches, ", ")+")")
 	}
 	hp.branch = branch
 	s, err := c.series(ctx, je, variant, branch, metricName)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	st, _ := je.store()
-	marks, err := watch.Marks(ctx, st, s)
-	if err != nil {
-		return nil, nil, nil, err
+	if err := watch.Annotate(ctx, st, s, je.Name); err != nil {
+		return nil, nil, err
 	}
-	return s, marks, hp, nil
+	return s, hp, nil
 }
 
 // historyParams are what a history page was resolved to, and the choices.

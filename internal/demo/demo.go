@@ -96,6 +96,14 @@ const (
 	// lands on the merge; the culprit is inside the branch.
 	// [Options.Seed] places the special commits and the fork.
 	HistoryBisectMerge = "bisect-merge"
+	// HistoryWatch is [Options.Commits] first-parent commits on main (40
+	// by default), the "bisect" history with a data alignment shift too:
+	// one commit adds the real 30 % slowdown of text_ms, one shifts the
+	// hot loop (text alignment), one drops data_range (data alignment:
+	// data_ms), one fails to build and is fixed by the next, and all
+	// others edit notes or comments only. perfbot watch's figures grow a
+	// branch along it. [Options.Seed] places the special commits.
+	HistoryWatch = "watch"
 )
 
 // Metrics printed by the benchmark and read by the job file. Each is the
@@ -108,25 +116,27 @@ const (
 
 // DefaultBisectCommits is the length of the "bisect" history when
 // [Options.Commits] is zero; DefaultMergeCommits that of main's
-// first-parent history in the "bisect-merge" history.
+// first-parent history in the "bisect-merge" history; DefaultWatchCommits
+// that of the "watch" history.
 const (
 	DefaultBisectCommits = 64
 	DefaultMergeCommits  = 24
+	DefaultWatchCommits  = 40
 )
 
 // Options selects the history that [Create] commits.
 type Options struct {
-	// History is "demo", "triage", "bisect" or "bisect-merge" (see the
-	// package doc).
+	// History is "demo", "triage", "bisect", "bisect-merge" or "watch"
+	// (see the History constants).
 	History string
 	// Commits is the number of commits of the "bisect" history, the base
-	// included (0 means 64), or of main's first-parent history in the
-	// "bisect-merge" history (0 means 24; its branch has a third as many,
-	// at least 4); at least 8. Other histories have a fixed length and
-	// need 0.
+	// included (0 means 64), of the "watch" history (0 means 40), or of
+	// main's first-parent history in the "bisect-merge" history (0 means
+	// 24; its branch has a third as many, at least 4); at least 8. Other
+	// histories have a fixed length and need 0.
 	Commits int
-	// Seed places the special commits of the "bisect" and "bisect-merge"
-	// histories; the same seed gives the same history.
+	// Seed places the special commits of the "bisect", "bisect-merge" and
+	// "watch" histories; the same seed gives the same history.
 	Seed uint64
 }
 
@@ -152,7 +162,7 @@ type Repo struct {
 	JobFile string // absolute path of its perfbot job file
 	History string // Options.History
 	// Commits in the order they were made: first-parent order for the
-	// "demo" and "bisect" histories; for "triage", the base then one
+	// "demo", "bisect" and "watch" histories; for "triage", the base then one
 	// commit per case branch; for "bisect-merge", main's commits up to the
 	// fork, the branch's, then main's others (the merge among them).
 	Commits []Commit
@@ -164,8 +174,9 @@ type Repo struct {
 // "text-alignment", "data-alignment", "real-regression", "no-change" in
 // the demo and triage histories; "base", "text-alignment",
 // "real-regression", "build-failure" and "build-fix" in the bisect
-// history) and "c07" (the commit's index, two digits or more) for the
-// bisect history's other commits.
+// history, and "data-alignment" too in the watch history) and "c07" (the
+// commit's index, two digits or more) for the other commits of the bisect
+// and watch histories.
 func (r *Repo) ByLabel(label string) Commit {
 	for _, c := range r.Commits {
 		if c.Label == label {
@@ -303,11 +314,23 @@ func planHistory(opt Options) ([]step, error) {
 			return nil, fmt.Errorf("demo: history %q needs 8 to 10000 commits, not %d", opt.History, n)
 		}
 		return planBisectMerge(n, opt.Seed), nil
+	case HistoryWatch:
+		n := opt.Commits
+		if n == 0 {
+			n = DefaultWatchCommits
+		}
+		if n < 8 || n > 10000 {
+			return nil, fmt.Errorf("demo: history %q needs 8 to 10000 commits, not %d", opt.History, n)
+		}
+		return planWatch(n, opt.Seed), nil
 	case "":
-		return nil, fmt.Errorf("demo: Options.History is empty; want %q, %q, %q or %q", HistoryDemo, HistoryTriage, HistoryBisect, HistoryBisectMerge)
+		return nil, fmt.Errorf("demo: Options.History is empty; want %s", historyNames)
 	}
-	return nil, fmt.Errorf("demo: unknown history %q; want %q, %q, %q or %q", opt.History, HistoryDemo, HistoryTriage, HistoryBisect, HistoryBisectMerge)
+	return nil, fmt.Errorf("demo: unknown history %q; want %s", opt.History, historyNames)
 }
+
+// historyNames lists the histories for error messages.
+var historyNames = fmt.Sprintf("%q, %q, %q, %q or %q", HistoryDemo, HistoryTriage, HistoryBisect, HistoryBisectMerge, HistoryWatch)
 
 func baseTree() *tree { return &tree{} }
 

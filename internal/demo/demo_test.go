@@ -192,8 +192,43 @@ func TestBisectHistory(t *testing.T) {
 	checkJobFile(t, r)
 }
 
+func TestWatchHistory(t *testing.T) {
+	testutil.NeedTool(t, "git")
+	r := create(t, Options{History: HistoryWatch, Seed: 4})
+	checkCommits(t, r)
+	if len(r.Commits) != DefaultWatchCommits {
+		t.Fatalf("%d commits, want %d", len(r.Commits), DefaultWatchCommits)
+	}
+	if fp := firstParents(t, r.Dir); !slices.Equal(fp, hashes(r.Commits)) {
+		t.Errorf("main's first-parent history differs from Commits")
+	}
+	checkLinePlan(t, r.Commits, EffectBase, EffectTextAlignment, EffectDataAlignment, EffectRealRegression, EffectBuildFailure)
+	for effect, files := range map[string]string{
+		EffectTextAlignment:  "bench.c",
+		EffectDataAlignment:  "data.c",
+		EffectRealRegression: "bench.c",
+		EffectBuildFailure:   "bench.c",
+		"build-fix":          "bench.c",
+	} {
+		c := r.ByLabel(effect)
+		if got := git(t, r.Dir, "diff", "--name-only", c.Parent, c.Hash); got != files {
+			t.Errorf("commit %s changes %q, want %q", effect, got, files)
+		}
+	}
+	checkJobFile(t, r)
+}
+
 // checkBisectPlan checks the special commits of a bisect history.
 func checkBisectPlan(t *testing.T, cs []Commit) {
+	t.Helper()
+	checkLinePlan(t, cs, EffectBase, EffectTextAlignment, EffectRealRegression, EffectBuildFailure)
+}
+
+// checkLinePlan checks the commits of a first-parent history with one
+// commit of each special effect (the base and the build failure among
+// them), a build failure followed by its fix, and quiet commits labelled
+// by their index otherwise.
+func checkLinePlan(t *testing.T, cs []Commit, special ...string) {
 	t.Helper()
 	count := make(map[string]int)
 	for i, c := range cs {
@@ -209,13 +244,13 @@ func checkBisectPlan(t *testing.T, cs []Commit) {
 			}
 		}
 	}
-	for _, e := range []string{EffectBase, EffectTextAlignment, EffectRealRegression, EffectBuildFailure} {
+	for _, e := range special {
 		if count[e] != 1 {
 			t.Errorf("%d commits with effect %s, want 1", count[e], e)
 		}
 	}
-	if count[EffectNoChange] != len(cs)-4 {
-		t.Errorf("%d no-change commits, want %d", count[EffectNoChange], len(cs)-4)
+	if count[EffectNoChange] != len(cs)-len(special) {
+		t.Errorf("%d no-change commits, want %d", count[EffectNoChange], len(cs)-len(special))
 	}
 }
 
@@ -260,9 +295,53 @@ func TestBisectPlans(t *testing.T) {
 	}
 }
 
+// TestWatchPlans checks the watch history's plan over many seeds and
+// lengths without git, and that a seed's bisect history is the one it was
+// before the watch history existed (its own random stream).
+func TestWatchPlans(t *testing.T) {
+	positions := make(map[[4]int]bool)
+	for _, n := range []int{8, 9, 40, 200} {
+		for seed := range uint64(50) {
+			steps := planWatch(n, seed)
+			cs := make([]Commit, len(steps))
+			var pos [4]int
+			for i, s := range steps {
+				cs[i] = Commit{Label: s.label, Effect: s.effect}
+				if k := slices.Index([]string{EffectRealRegression, EffectTextAlignment, EffectDataAlignment, EffectBuildFailure}, s.effect); k >= 0 {
+					pos[k] = i
+				}
+			}
+			if len(cs) != n {
+				t.Fatalf("planWatch(%d, %d) planned %d commits", n, seed, len(cs))
+			}
+			checkLinePlan(t, cs, EffectBase, EffectTextAlignment, EffectDataAlignment, EffectRealRegression, EffectBuildFailure)
+			if n == 40 {
+				positions[pos] = true
+			}
+		}
+	}
+	if len(positions) < 45 {
+		t.Errorf("50 seeds gave only %d distinct placements of the special commits", len(positions))
+	}
+	// Seed 3's 12-commit bisect history (TestDeterministicHashes) keeps its
+	// special commits where they were.
+	var got []string
+	for i, s := range planBisect(12, 3) {
+		if s.effect != EffectNoChange {
+			got = append(got, fmt.Sprintf("%s@%d", s.effect, i))
+		}
+	}
+	if want := bisect12Seed3; strings.Join(got, " ") != want {
+		t.Errorf("planBisect(12, 3) = %v, want %s", got, want)
+	}
+}
+
+// bisect12Seed3 is planBisect(12, 3)'s special commits.
+const bisect12Seed3 = "base@0 real-regression@1 build-failure@3 text-alignment@7"
+
 func TestDeterministicHashes(t *testing.T) {
 	testutil.NeedTool(t, "git")
-	for _, opt := range []Options{{History: HistoryDemo}, {History: HistoryTriage}, {History: HistoryBisect, Commits: 12, Seed: 3}, {History: HistoryBisectMerge, Commits: 12, Seed: 3}} {
+	for _, opt := range []Options{{History: HistoryDemo}, {History: HistoryTriage}, {History: HistoryBisect, Commits: 12, Seed: 3}, {History: HistoryBisectMerge, Commits: 12, Seed: 3}, {History: HistoryWatch, Commits: 12, Seed: 3}} {
 		a, b := create(t, opt), create(t, opt)
 		if !slices.Equal(hashes(a.Commits), hashes(b.Commits)) {
 			t.Errorf("%+v: two runs gave different hashes:\n%v\n%v", opt, hashes(a.Commits), hashes(b.Commits))

@@ -1,10 +1,13 @@
-// The bisect histories: one first-parent line, and one with a merged branch.
+// The bisect histories (one first-parent line, and one with a merged
+// branch) and the watch history (a first-parent line with three planted
+// changes).
 
 package demo
 
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 )
 
 // planBisect plans n commits: the base, then n-1 commits among which sit,
@@ -33,25 +36,76 @@ func planBisect(n int, seed uint64) []step {
 		case textAt:
 			st = textStep(t)
 		case brokenAt:
-			t.Rename = 1
-			st = step{
-				label: EffectBuildFailure, effect: EffectBuildFailure, tree: t,
-				subject: "bench: rename tbest to text_best",
-				body:    "Clearer next to dbest.",
-			}
+			st = brokenStep(t)
 		case brokenAt + 1:
-			t.Rename = 2
-			st = step{
-				label: "build-fix", effect: EffectNoChange, tree: t,
-				subject: "bench: finish the text_best rename",
-				body:    "The previous commit renamed the declaration only and broke the build.",
-			}
+			st = fixStep(t)
 		default:
 			st = quietStep(t, i, rng)
 		}
 		s = append(s, st)
 	}
 	return s
+}
+
+// planWatch plans n commits for perfbot watch's figures: the base, then
+// n-1 commits among which sit, at positions drawn from seed, the real
+// regression, the text alignment shift, the data alignment shift and the
+// broken build (whose next commit fixes it); all others are quiet. It is
+// planBisect with a data-alignment commit, drawn from a stream of its own
+// so that the bisect history of a seed stays what it was.
+func planWatch(n int, seed uint64) []step {
+	rng := rand.New(rand.NewPCG(seed, 0x7761746368)) // "watch"
+	var realAt, textAt, dataAt, brokenAt int
+	for {
+		realAt, textAt, dataAt, brokenAt = 1+rng.IntN(n-1), 1+rng.IntN(n-1), 1+rng.IntN(n-1), 1+rng.IntN(n-2)
+		special := []int{realAt, textAt, dataAt}
+		if realAt != textAt && realAt != dataAt && textAt != dataAt &&
+			!slices.Contains(special, brokenAt) && !slices.Contains(special, brokenAt+1) {
+			break
+		}
+	}
+	t := baseTree()
+	s := []step{baseStep(t)}
+	for i := 1; i < n; i++ {
+		t = t.clone()
+		var st step
+		switch i {
+		case realAt:
+			st = realStep(t, false)
+		case textAt:
+			st = textStep(t)
+		case dataAt:
+			st = dataStep(t)
+		case brokenAt:
+			st = brokenStep(t)
+		case brokenAt + 1:
+			st = fixStep(t)
+		default:
+			st = quietStep(t, i, rng)
+		}
+		s = append(s, st)
+	}
+	return s
+}
+
+// brokenStep plans the first half of a rename, which breaks the build;
+// fixStep the second, which builds the binary of before the rename.
+func brokenStep(t *tree) step {
+	t.Rename = 1
+	return step{
+		label: EffectBuildFailure, effect: EffectBuildFailure, tree: t,
+		subject: "bench: rename tbest to text_best",
+		body:    "Clearer next to dbest.",
+	}
+}
+
+func fixStep(t *tree) step {
+	t.Rename = 2
+	return step{
+		label: "build-fix", effect: EffectNoChange, tree: t,
+		subject: "bench: finish the text_best rename",
+		body:    "The previous commit renamed the declaration only and broke the build.",
+	}
 }
 
 // quietStep plans commit i of the bisect history as one that changes

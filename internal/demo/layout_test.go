@@ -160,11 +160,21 @@ func TestLayoutDemo(t *testing.T) {
 
 func TestLayoutBisect(t *testing.T) {
 	needTools(t)
-	r := create(t, Options{History: HistoryBisect, Commits: 12, Seed: 11})
+	t.Run("bisect", func(t *testing.T) {
+		checkLineLayout(t, create(t, Options{History: HistoryBisect, Commits: 12, Seed: 11}))
+	})
+	t.Run("watch", func(t *testing.T) {
+		checkLineLayout(t, create(t, Options{History: HistoryWatch, Commits: 12, Seed: 13}))
+	})
+}
+
+// checkLineLayout builds every commit of a first-parent history and checks
+// that each moves what its effect says and nothing else.
+func checkLineLayout(t *testing.T, r *Repo) {
 	b := newBuilder(t, r)
 	broken := r.Index("build-failure")
 	if broken < 2 {
-		t.Fatalf("seed 11 puts the build failure at %d; pick a seed that puts it later", broken)
+		t.Fatalf("the seed puts the build failure at %d; pick a seed that puts it later", broken)
 	}
 	// The broken commit does not build.
 	_, err := buildRev(context.Background(), r.Dir, r.Commits[broken].Hash, filepath.Join(t.TempDir(), "broken"))
@@ -191,6 +201,8 @@ func TestLayoutBisect(t *testing.T) {
 		switch c.Effect {
 		case EffectTextAlignment:
 			checkTextShift(t, prev, cur)
+		case EffectDataAlignment:
+			checkDataShift(t, prev, cur)
 		case EffectRealRegression:
 			if prev.sym(t, "text_kernel") != cur.sym(t, "text_kernel") {
 				t.Error("the real regression moved text_kernel")

@@ -24,10 +24,17 @@ type Point struct {
 	// of one session: the point before when both were tested together,
 	// else the reference it was tested with ("" for the first).
 	Ref string
-	// Session is the measuring session of its rounds.
+	// Session is the measuring session of its rounds, and Rounds their
+	// run numbers.
 	Session string
-	// Median is its median in its own session.
-	Median float64
+	Rounds  []int
+	// Runs is the number of its runs in its session's rounds that gave
+	// the metric.
+	Runs int
+	// Median is its median in its own session, and MedianLo..MedianHi
+	// the median's confidence interval (both equal Median when the runs
+	// are too few for one).
+	Median, MedianLo, MedianHi float64
 	// Step is its change against Ref in percent, measured within the
 	// session (0 for the first point or a new chain), with the interval
 	// Lo..Hi and p-value of the paired test.
@@ -38,6 +45,11 @@ type Point struct {
 	// NewChain is set when the point's reference is not in the history (a
 	// force-push removed it): its level restarts at its own median.
 	NewChain bool
+	// Ratio is its ratio to the history's anchor commit measured in the
+	// same rounds of its session (1.05: 5 % above the anchor), with the
+	// interval RatioLo..RatioHi; 0 when its session did not measure the
+	// anchor (see Ratios).
+	Ratio, RatioLo, RatioHi float64
 }
 
 // Series is the history of one metric of one job (and variant).
@@ -48,6 +60,43 @@ type Series struct {
 	Unit    string
 	Better  metric.Better
 	Points  []Point
+	// Changes are the change points watch handled in the history, oldest
+	// first, with their culprits; set by the caller that knows them
+	// (watch.Annotate), empty after Build.
+	Changes []Change
+}
+
+// Change is a change point of a history that watch handled: the step
+// from point Index-1 to point Index, and the culprits bisection named in
+// between, with their triage verdicts.
+type Change struct {
+	Index    int
+	From, To string // the two tested commits (full hashes)
+	// Step is the change of the chained level from From to To, in percent.
+	Step float64
+	// Culprits are the confirmed culprits, none when bisection confirmed
+	// none (Note says so).
+	Culprits []Culprit
+	Note     string
+}
+
+// Culprit is one culprit of a change and what its finding says about the
+// history's metric.
+type Culprit struct {
+	Commit  string // full hash
+	Subject string
+	// Verdict is triage's verdict for this metric (real-regression,
+	// text-alignment, ...); Change its change against its parent, in
+	// percent. Both are the finding's main ones when the finding does not
+	// list this metric.
+	Verdict string
+	Change  float64
+	// State is the finding's state (untriaged, acknowledged, dismissed)
+	// and Reason why it was dismissed; Withdrawn is set when the culprit
+	// left the watched branches.
+	State     string
+	Reason    string
+	Withdrawn bool
 }
 
 // Build reads the history of metric for the tested commits among commits
@@ -97,7 +146,7 @@ func (m *Memo) BuildFrom(ctx context.Context, st *store.Store, tested map[string
 		if prev != nil && prev.Session == t.Session {
 			ref = prev.Commit.Hash
 		}
-		p := Point{Commit: c, Index: i, Ref: ref, Session: t.Session}
+		p := Point{Commit: c, Index: i, Ref: ref, Session: t.Session, Rounds: t.Rounds}
 		got, err := m.step(ctx, st, jobKey, variant, c, ref, t, alpha)
 		if err != nil {
 			return nil, err
@@ -112,7 +161,8 @@ func (m *Memo) BuildFrom(ctx context.Context, st *store.Store, tested map[string
 		if !ok {
 			continue
 		}
-		p.Median = row.median
+		p.Runs, p.Median = row.runs, row.median
+		p.MedianLo, p.MedianHi = row.medianLo, row.medianHi
 		refLevel, inHistory := level[ref]
 		switch {
 		case ref == "" || !inHistory || !row.delta || row.refMedian <= 0:
@@ -157,7 +207,8 @@ func (m *Memo) step(ctx context.Context, st *store.Store, jobKey, variant string
 		out = &stepStats{ref: ref, rows: make(map[string]rowStats, len(tab.Rows))}
 		for _, row := range tab.Rows {
 			last := row.Cells[len(row.Cells)-1]
-			rs := rowStats{median: last.Summary.Median, refMedian: row.Cells[0].Summary.Median}
+			rs := rowStats{runs: last.Summary.N, median: last.Summary.Median, medianLo: last.Summary.Lo, medianHi: last.Summary.Hi,
+				refMedian: row.Cells[0].Summary.Median}
 			if d := last.Delta; d != nil {
 				rs.delta, rs.change, rs.p, rs.lo, rs.hi = true, d.Stat.Change, d.Stat.P, d.Stat.Lo, d.Stat.Hi
 			}
@@ -174,6 +225,42 @@ func (m *Memo) step(ctx context.Context, st *store.Store, jobKey, variant string
 	// as tested, so the outcome is kept, success or not.
 	m.put(key, out)
 	return out, nil
+}
+
+// Ratios sets each point's ratio to the anchor commit, measured in the
+// point's own rounds: the anchor is re-measured in every session, so the
+// ratios of different sessions are comparable with independent errors
+// (the machine's speed cancels in each), and a detector for independent
+// values (E-divisive) can pool a segment's points. A point whose session
+// did not measure the anchor keeps a zero Ratio; the anchor's own points
+// have ratio 1.
+func Ratios(ctx context.Context, st *store.Store, s *Series, anchor string, alpha float64) error {
+	for i := range s.Points {
+		p := &s.Points[i]
+		p.Ratio, p.RatioLo, p.RatioHi = 0, 0, 0
+		if p.Commit.Hash == anchor {
+			p.Ratio = 1
+			continue
+		}
+		srcs := []compare.Source{
+			{Commit: gitrev.Commit{Hash: anchor}, Layouts: []string{s.Variant}, Round: compare.InRounds(p.Rounds)},
+			{Commit: p.Commit, Layouts: []string{s.Variant}, Round: compare.InRounds(p.Rounds)},
+		}
+		tab, err := compare.FromStore(ctx, st, s.Job, srcs, alpha)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			continue // the anchor was not measured in this session
+		}
+		row := findRow(tab, s.Metric)
+		if row == nil || row.Cells[1].Delta == nil {
+			continue
+		}
+		d := row.Cells[1].Delta.Stat
+		p.Ratio, p.RatioLo, p.RatioHi = 1+d.Change/100, 1+d.Lo/100, 1+d.Hi/100
+	}
+	return nil
 }
 
 func findRow(t *compare.Table, name string) *compare.Row {

@@ -27,12 +27,15 @@ type stepStats struct {
 	rows map[string]rowStats
 }
 
-// rowStats is one metric of a comparison: the commit's and the
-// reference's medians, and the paired test's estimate, interval and p.
+// rowStats is one metric of a comparison: the commit's runs and median
+// with its interval, the reference's median, and the paired test's
+// estimate, interval and p.
 type rowStats struct {
-	median, refMedian float64
-	delta             bool // the test ran (both sides have values)
-	change, p, lo, hi float64
+	runs                       int
+	median, medianLo, medianHi float64
+	refMedian                  float64
+	delta                      bool // the test ran (both sides have values)
+	change, p, lo, hi          float64
 }
 
 func (m *Memo) get(k memoKey) (*stepStats, bool) {

@@ -12,15 +12,6 @@ import (
 	"github.com/perfbot/perfbot/internal/metric"
 )
 
-// Mark is a change watch handled in a history: the step into point Index,
-// its culprit (short hash; "" when no culprit was confirmed) and the
-// culprit's triage verdict.
-type Mark struct {
-	Index   int
-	Culprit string
-	Verdict string
-}
-
 // HistoryOptions shape a history plot.
 type HistoryOptions struct {
 	// Width and Height in pixels; defaults 960 x 320.
@@ -37,8 +28,9 @@ type HistoryOptions struct {
 	// page's script finds the point under the pointer from the x axis.
 	// Default 500.
 	MaxPoints int
-	// MarkLink, when set, makes each mark a link (to its finding).
-	MarkLink func(Mark) string
+	// ChangeLink, when set, makes each change's mark a link (to its
+	// finding): "" for none.
+	ChangeLink func(history.Change) string
 }
 
 // Geometry shared with LayoutHistory, so that its columns line up with
@@ -87,10 +79,10 @@ func slots(width float64, n int) (left, slot float64) {
 // line with a point per commit, the interval of each step as a band
 // around the level it is chained from, a break where a chain restarts,
 // and a dashed line with the culprit and verdict at each change watch
-// handled. The svg element carries data-from, data-to, data-left and
+// handled (s.Changes, which watch.Annotate sets). The svg element carries data-from, data-to, data-left and
 // data-slot (the x of point i is left + (i-from+0.5)*slot), and each
 // circle its point's index and commit.
-func History(w io.Writer, s *history.Series, marks []Mark, opt HistoryOptions) error {
+func History(w io.Writer, s *history.Series, opt HistoryOptions) error {
 	if s == nil || len(s.Points) == 0 {
 		return fmt.Errorf("plot: history of %s: no tested commit", seriesName(s))
 	}
@@ -189,40 +181,44 @@ func History(w io.Writer, s *history.Series, marks []Mark, opt HistoryOptions) e
 	}
 	c.path(xs, yv, br, "ln")
 
-	// Marks: between the two tested commits whose step is the change.
+	// Changes: between the two tested commits whose step is the change.
 	lastLabel := math.Inf(-1)
-	for _, m := range marks {
-		if m.Index < from+1 || m.Index >= to {
+	for _, ch := range s.Changes {
+		if ch.Index < from+1 || ch.Index >= to {
 			continue
 		}
-		k := m.Index - from
+		k := ch.Index - from
 		xm := (x(k-1) + x(k)) / 2
-		verdict := m.Verdict
+		culprit, verdict, text := "", "none", ch.Note
+		if len(ch.Culprits) > 0 {
+			cu := ch.Culprits[0]
+			culprit, verdict = gitrev.Short(cu.Commit), cu.Verdict
+			text = culprit + " " + cu.Verdict
+			if len(ch.Culprits) > 1 {
+				text += fmt.Sprintf(" and %d more", len(ch.Culprits)-1)
+			}
+		}
 		if verdict == "" {
 			verdict = "none"
 		}
 		link := ""
-		if opt.MarkLink != nil {
-			link = opt.MarkLink(m)
+		if opt.ChangeLink != nil {
+			link = opt.ChangeLink(ch)
 		}
 		if link != "" {
 			c.b.WriteString(`<a href="`)
 			c.b.WriteString(htmlEscape(link))
 			c.b.WriteString(`">`)
 		}
-		c.group("change mark-"+verdict, "data-index", strconv.Itoa(m.Index), "data-culprit", m.Culprit, "data-verdict", m.Verdict)
+		c.group("change mark-"+verdict, "data-index", strconv.Itoa(ch.Index), "data-culprit", culprit, "data-verdict", verdict)
 		c.line(xm, top, xm, bottom, "mark mark-"+verdict)
 		c.polygonMarker(xm, top, "mark-"+verdict)
-		text := m.Culprit + " " + m.Verdict
-		if m.Culprit == "" {
-			text = m.Verdict
-		}
 		if xm-lastLabel > 110 {
 			c.text(xm+5, top+10, "start", "mlbl mark-"+verdict, text)
 			lastLabel = xm
 		}
 		c.b.WriteString("<title>")
-		c.b.WriteString(htmlEscape("change: " + text))
+		c.b.WriteString(htmlEscape(fmt.Sprintf("change %s: %s", signedPercent(ch.Step), text)))
 		c.b.WriteString("</title>")
 		c.end()
 		if link != "" {
@@ -332,7 +328,8 @@ func (c *canvas) polygonMarker(x, y float64, class string) {
 
 // pointTitle is a point's tooltip: commit, subject, level, median, step.
 func pointTitle(s *history.Series, p history.Point) string {
-	t := fmt.Sprintf("%s %s\nlevel %s, median %s%s", p.Commit.Short(), p.Commit.Subject, Value(p.Level), Value(p.Median), unitSuffix(s.Unit))
+	t := fmt.Sprintf("%s %s\nlevel %s, median %s [%s, %s]%s, %d runs", p.Commit.Short(), p.Commit.Subject, Value(p.Level), Value(p.Median),
+		Value(p.MedianLo), Value(p.MedianHi), unitSuffix(s.Unit), p.Runs)
 	switch {
 	case p.NewChain:
 		t += "\nnew chain (its reference left the history)"

@@ -94,8 +94,8 @@ func series() *history.Series {
 func TestHistoryCarriesItsPoints(t *testing.T) {
 	var b bytes.Buffer
 	s := series()
-	marks := []Mark{{Index: 3, Culprit: "0000000000", Verdict: "real-regression"}}
-	err := History(&b, s, marks, HistoryOptions{Standalone: true, MarkLink: func(m Mark) string { return "/finding/" + m.Culprit + "?a=1&b=2" }})
+	s.Changes = []history.Change{{Index: 3, Step: 50, Culprits: []history.Culprit{{Commit: "000000000000aaaa", Verdict: "real-regression"}}}}
+	err := History(&b, s, HistoryOptions{Standalone: true, ChangeLink: func(c history.Change) string { return "/finding/" + c.Culprits[0].Commit[:10] + "?a=1&b=2" }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestHistoryCarriesItsPoints(t *testing.T) {
 		t.Error("subjects are not escaped in the tooltips")
 	}
 	// One mark, linked, between points 2 and 3; a break before point 5.
-	if ms := having(es, "g", "change"); len(ms) != 1 || ms[0].attrs["data-culprit"] != "0000000000" || ms[0].attrs["data-verdict"] != "real-regression" {
+	if ms := having(es, "g", "change"); len(ms) != 1 || ms[0].attrs["data-culprit"] != "000000000000" || ms[0].attrs["data-verdict"] != "real-regression" {
 		t.Errorf("marks %v", ms)
 	}
 	if as := having(es, "a", ""); len(as) != 1 || as[0].attrs["href"] != "/finding/0000000000?a=1&b=2" {
@@ -152,7 +152,8 @@ func TestHistoryCarriesItsPoints(t *testing.T) {
 func TestHistoryZoomAndBigHistories(t *testing.T) {
 	s := series()
 	var b bytes.Buffer
-	if err := History(&b, s, []Mark{{Index: 3, Verdict: "inconclusive"}}, HistoryOptions{From: 2, To: 5}); err != nil {
+	s.Changes = []history.Change{{Index: 3, Note: "no confirmed culprit"}}
+	if err := History(&b, s, HistoryOptions{From: 2, To: 5}); err != nil {
 		t.Fatal(err)
 	}
 	es := parse(t, b.Bytes())
@@ -163,13 +164,16 @@ func TestHistoryZoomAndBigHistories(t *testing.T) {
 	if len(having(es, "style", "")) != 0 {
 		t.Error("a plot for a page repeats the stylesheet")
 	}
+	if ms := having(es, "g", "change"); len(ms) != 1 || ms[0].attrs["data-verdict"] != "none" || !strings.Contains(b.String(), "no confirmed culprit") {
+		t.Errorf("a change without a culprit is drawn as %v", ms)
+	}
 	// Many points: the line and band only, the data on the svg element.
 	big := &history.Series{Metric: "m"}
 	for i := range 3000 {
 		big.Points = append(big.Points, history.Point{Commit: gitrev.Commit{Hash: fmt.Sprintf("%040x", i)}, Level: float64(i % 7)})
 	}
 	b.Reset()
-	if err := History(&b, big, nil, HistoryOptions{}); err != nil {
+	if err := History(&b, big, HistoryOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	es = parse(t, b.Bytes())
@@ -186,7 +190,7 @@ func TestHistoryZoomAndBigHistories(t *testing.T) {
 		big.Points[i].Ref, big.Points[i].Lo, big.Points[i].Hi = big.Points[i-1].Commit.Hash, -1, 1
 	}
 	b.Reset()
-	if err := History(&b, big, nil, HistoryOptions{}); err != nil {
+	if err := History(&b, big, HistoryOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	es = parse(t, b.Bytes())
@@ -207,7 +211,7 @@ func TestHistoryZoomAndBigHistories(t *testing.T) {
 	if n := len(having(es, "path", "band")); n != 1 {
 		t.Errorf("the band of 2999 steps drawn in %d shapes", n)
 	}
-	if err := History(&b, &history.Series{Metric: "m"}, nil, HistoryOptions{}); err == nil {
+	if err := History(&b, &history.Series{Metric: "m"}, HistoryOptions{}); err == nil {
 		t.Error("an empty history drew a plot")
 	}
 }

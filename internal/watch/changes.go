@@ -9,9 +9,9 @@ import (
 )
 
 // changes returns the indices k of the history's points that start a
-// change (between point k-1 and k), oldest first. Two detectors, either
-// suffices (every candidate is confirmed by bisection's check and triaged
-// before anyone is told):
+// change (between point k-1 and k), oldest first. Two detectors (three
+// with an anchor), any suffices (every candidate is confirmed by
+// bisection's check and triaged before anyone is told):
 //
 //   - the direct test of each step: the commit was measured in the same
 //     interleaved rounds as the commit before it, and their paired test
@@ -20,7 +20,9 @@ import (
 //   - package changepoint over the chain of steps: a step that stands out
 //     of the history's own step-to-step noise (its local median and MAD,
 //     which keeps slow drift and busy sessions out) at p <= 0.001 and the
-//     job's effect.
+//     job's effect;
+//   - with the job's anchor: E-divisive means over the ratios to the
+//     anchor (anchorChanges).
 func changes(s *history.Series, jc JobConfig) []int {
 	var out []int
 	for k := 1; k < len(s.Points); k++ {
@@ -57,15 +59,53 @@ func changes(s *history.Series, jc JobConfig) []int {
 		}
 		steps = append(steps, st)
 	}
-	chain, err := changepoint.FromSteps(s.Points[0].Level, steps, 1-jc.Alpha)
-	if err != nil {
-		return out
+	add := func(k int) {
+		if !slices.Contains(out, k) && k >= 1 && k < len(s.Points) {
+			out = append(out, k)
+		}
 	}
-	for _, cp := range changepoint.Detect(chain, changepoint.Options{MinMagnitude: jc.Effect / 100}) {
-		if !slices.Contains(out, cp.Index) && cp.Index >= 1 && cp.Index < len(s.Points) {
-			out = append(out, cp.Index)
+	if chain, err := changepoint.FromSteps(s.Points[0].Level, steps, 1-jc.Alpha); err == nil {
+		for _, cp := range changepoint.Detect(chain, changepoint.Options{MinMagnitude: jc.Effect / 100}) {
+			add(cp.Index)
+		}
+	}
+	if jc.Anchor {
+		for _, k := range anchorChanges(s, jc) {
+			add(k)
 		}
 	}
 	slices.Sort(out)
+	return out
+}
+
+// anchorChanges runs E-divisive means over the points' ratios to the
+// anchor (those whose session measured it), which are comparable across
+// sessions with independent errors, so a segment's points pool: a change
+// too small or too noisy for one step's test shows once a few points on
+// each side of it are in (changepoint.Options.MinSize).
+func anchorChanges(s *history.Series, jc JobConfig) []int {
+	var pts []changepoint.Point
+	var idx []int // point index of each ratio
+	for k, p := range s.Points {
+		if p.Ratio <= 0 {
+			continue
+		}
+		pt := changepoint.Point{Value: p.Ratio, Lo: p.RatioLo, Hi: p.RatioHi}
+		if !(pt.Lo > 0 && pt.Lo <= pt.Value && pt.Value <= pt.Hi) {
+			pt.Lo, pt.Hi = 0, 0
+		}
+		pts, idx = append(pts, pt), append(idx, k)
+	}
+	if len(pts) < 2 {
+		return nil
+	}
+	vs, err := changepoint.FromValues(pts, 1-jc.Alpha)
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, cp := range changepoint.Detect(vs, changepoint.Options{MinMagnitude: jc.Effect / 100}) {
+		out = append(out, idx[cp.Index])
+	}
 	return out
 }

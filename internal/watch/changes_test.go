@@ -52,3 +52,49 @@ func TestChanges(t *testing.T) {
 		}
 	}
 }
+
+// TestAnchorChanges: E-divisive over the ratios to an anchor finds a
+// level change that the chain cannot (every step's own test is weak and
+// its noise as large as the change), at its point; noise alone makes no
+// change; without anchor: true the ratios are not looked at.
+func TestAnchorChanges(t *testing.T) {
+	withRatios := func(s *history.Series, shiftAt int, seed uint64) *history.Series {
+		rng := rand.New(rand.NewSource(int64(seed)))
+		for k := range s.Points {
+			level := 1.0
+			if shiftAt > 0 && k >= shiftAt {
+				level = 1.08
+			}
+			r := level * (1 + 0.01*rng.NormFloat64())
+			s.Points[k].Ratio, s.Points[k].RatioLo, s.Points[k].RatioHi = r, r*0.97, r*1.03
+		}
+		return s
+	}
+	jc := JobConfig{Alpha: 0.01, Effect: 5, Anchor: true}
+	// The chain's steps: noise of 4 %, no step planted, weak own tests.
+	s := withRatios(chainSeries(60, 0.04, nil, 0.3, 21), 30, 1)
+	if got := anchorChanges(s, jc); !slices.Equal(got, []int{30}) {
+		t.Errorf("an 8 %% level change in the ratios: anchorChanges %v, want [30]", got)
+	}
+	if got := changes(s, jc); !slices.Contains(got, 30) {
+		t.Errorf("changes with anchor: true = %v, want 30 among them", got)
+	}
+	jc.Anchor = false
+	if got := changes(s, jc); slices.Contains(got, 30) {
+		t.Errorf("changes without anchor: true = %v: the chain cannot see this change", got)
+	}
+	jc.Anchor = true
+	for seed := uint64(2); seed < 12; seed++ {
+		if got := anchorChanges(withRatios(chainSeries(60, 0.04, nil, 0.3, int64(seed)), 0, seed), jc); len(got) != 0 {
+			t.Errorf("ratios of noise only (seed %d): changes %v", seed, got)
+		}
+	}
+	// Points whose session did not measure the anchor are left out.
+	s = withRatios(chainSeries(60, 0.04, nil, 0.3, 21), 30, 1)
+	for k := 25; k < 30; k++ {
+		s.Points[k].Ratio = 0
+	}
+	if got := anchorChanges(s, jc); !slices.Equal(got, []int{30}) {
+		t.Errorf("with points 25-29 unanchored: anchorChanges %v, want [30]", got)
+	}
+}

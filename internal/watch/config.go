@@ -50,6 +50,11 @@ type JobConfig struct {
 	Histories []string
 	// Preset names the layout knobs of the forced history (default c).
 	Preset string
+	// Anchor re-measures one anchor commit in every cycle's rounds and
+	// looks for changes with E-divisive means over each commit's ratio to
+	// it too (docs/changepoints.md): one more commit per cycle, for more
+	// recall on a noisy machine.
+	Anchor bool
 }
 
 // TestPolicy says which new commits a cycle measures.
@@ -301,6 +306,7 @@ func (p *parser) jobs(n *yaml.Node, field string) []JobConfig {
 				"report":    func(n *yaml.Node, f string) { jc.Report = p.str(n, f) },
 				"histories": func(n *yaml.Node, f string) { jc.Histories = p.strings(n, f) },
 				"preset":    func(n *yaml.Node, f string) { jc.Preset = p.str(n, f) },
+				"anchor":    func(n *yaml.Node, f string) { jc.Anchor = p.bool(n, f) },
 			})
 			for _, h := range jc.Histories {
 				if h != "plain" && h != "forced" {

@@ -40,6 +40,11 @@ func (w *Watcher) detect(ctx context.Context, s *measure.Session, jc JobConfig, 
 		if err != nil {
 			return err
 		}
+		if jc.Anchor {
+			if err := AnchorRatios(ctx, s.Store, series, jc.Alpha); err != nil {
+				return err
+			}
+		}
 		for _, k := range changes(series, jc) {
 			a, b := series.Points[k-1], series.Points[k]
 			key := changeKey(j.Key(), h.id, m.Name, a.Commit.Hash, b.Commit.Hash)
@@ -147,6 +152,7 @@ func (w *Watcher) explain(ctx context.Context, s *measure.Session, jc JobConfig,
 // triage triages culprit against parent and builds the finding.
 func (w *Watcher) triage(ctx context.Context, s *measure.Session, jc JobConfig, j *job.Job, branch, metricName string,
 	parent, culprit gitrev.Commit, how string) (*finding.Finding, error) {
+	w.logf("watch: triage: %s against its parent %s, %s", culprit.Short(), parent.Short(), metricName)
 	var log bytes.Buffer
 	res, err := triage.Run(ctx, triage.Options{Job: j, Store: s.Store, Builder: s.Builder, CPU: w.CPU, Metric: metricName,
 		Alpha: jc.Alpha, MinEffect: jc.Effect, Progress: w.Progress, Log: &log}, parent, culprit)

@@ -1,12 +1,15 @@
 package watch
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/knobs"
 	"github.com/perfbot/perfbot/internal/measure"
+	"github.com/perfbot/perfbot/internal/store"
 )
 
 // hist is one history a job keeps: the plain build's, or one under a
@@ -32,15 +35,28 @@ func histories(jc JobConfig, s *measure.Session) ([]hist, error) {
 		switch name {
 		case "plain":
 		case "forced":
-			p, err := knobs.LookupIn(jc.Preset, filepath.Join(s.Store.Dir(), "knobs"))
+			h, err := forcedHistory(jc.Preset, s.Store.Dir())
 			if err != nil {
-				return nil, fmt.Errorf("preset: %w", err)
+				return nil, err
 			}
-			v := p.ForcedAlignment()
-			out = append(out, hist{name: "forced", variant: v, id: measure.VariantID(v)})
+			out = append(out, h)
 		}
 	}
 	return out, nil
+}
+
+// forcedHistory is the history under the preset's forced alignment; the
+// store folder may hold presets of its own.
+func forcedHistory(preset, storeDir string) (hist, error) {
+	if preset == "" {
+		preset = "c"
+	}
+	p, err := knobs.LookupIn(preset, filepath.Join(storeDir, "knobs"))
+	if err != nil {
+		return hist{}, fmt.Errorf("preset: %w", err)
+	}
+	v := p.ForcedAlignment()
+	return hist{name: "forced", variant: v, id: measure.VariantID(v)}, nil
 }
 
 // changeKey names a handled change in the store.
@@ -49,4 +65,25 @@ func changeKey(jobKey, variant, metricName, a, b string) string {
 		return fmt.Sprintf("%s|%s|%s|%s", jobKey, metricName, a, b)
 	}
 	return fmt.Sprintf("%s|%s|%s|%s|%s", jobKey, variant, metricName, a, b)
+}
+
+// anchorKind is the store's state kind of a history's anchor commit, keyed
+// by job key and variant: chosen once, the first time the history needs
+// one, and kept while it builds.
+const anchorKind = "watch-anchor"
+
+func anchorKey(jobKey, variant string) string { return jobKey + "|" + variant }
+
+// Anchor returns the anchor commit of a job's history (job key, variant)
+// when watch keeps one, else "".
+func Anchor(ctx context.Context, st *store.Store, jobKey, variant string) (string, error) {
+	data, err := st.GetState(ctx, anchorKind, anchorKey(jobKey, variant))
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil
+	}
+	return string(data), err
+}
+
+func setAnchor(ctx context.Context, st *store.Store, jobKey, variant, commit string) error {
+	return st.PutState(ctx, anchorKind, anchorKey(jobKey, variant), []byte(commit))
 }

@@ -11,7 +11,8 @@
 //     policy and the cap thin a backlog; the head is always taken);
 //  3. measure them in whole interleaved rounds together with the newest
 //     tested commit (the reference), so that every step of the history is
-//     a comparison within one session, and record each as tested;
+//     a comparison within one session, and with the job's anchor (anchor:
+//     true), and record each as tested;
 //  4. rebuild the histories and look for change points (package
 //     changepoint), bisect each new one between the tested commits around
 //     it, triage the culprit, and record, export and mail the finding.
@@ -24,6 +25,7 @@ package watch
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/perfbot/perfbot/internal/gitrev"
@@ -135,7 +137,7 @@ func (w *Watcher) job(ctx context.Context, jc JobConfig, j *job.Job, cycle int64
 		for _, h := range hists {
 			// A branch that fails (a build that is not a build failure, a
 			// store error) does not stop the others.
-			err := w.measureBranch(ctx, s, j, h, branch, lists[i], cycle, rep)
+			err := w.measureBranch(ctx, s, jc, j, h, branch, lists[i], cycle, rep)
 			if err == nil {
 				err = w.detect(ctx, s, jc, j, h, branch, lists[i], rep)
 			}
@@ -156,8 +158,9 @@ func (w *Watcher) job(ctx context.Context, jc JobConfig, j *job.Job, cycle int64
 	return nil
 }
 
-// measureBranch tests the branch's new commits beside their reference.
-func (w *Watcher) measureBranch(ctx context.Context, s *measure.Session, j *job.Job, h hist, branch string, list []gitrev.Commit, cycle int64, rep *CycleReport) error {
+// measureBranch tests the branch's new commits beside their reference
+// (and the history's anchor, when the job keeps one).
+func (w *Watcher) measureBranch(ctx context.Context, s *measure.Session, jc JobConfig, j *job.Job, h hist, branch string, list []gitrev.Commit, cycle int64, rep *CycleReport) error {
 	tested, err := s.Store.TestedCommits(ctx, j.Key(), h.id)
 	if err != nil {
 		return err
@@ -177,15 +180,41 @@ func (w *Watcher) measureBranch(ctx context.Context, s *measure.Session, j *job.
 	for _, c := range sel.New {
 		targets = append(targets, measure.Target{Commit: c, Variant: h.variant})
 	}
-	w.logf("watch: %s on %s%s: testing %d new commits against %s", j.Name, branch, h.suffix(), len(sel.New), orNone(sel.Ref.Short()))
+	anchor := ""
+	if jc.Anchor {
+		if anchor, err = w.anchorFor(ctx, s.Store, j, h, sel); err != nil {
+			return err
+		}
+		if anchor == sel.Ref.Hash || slices.ContainsFunc(sel.New, func(c gitrev.Commit) bool { return c.Hash == anchor }) {
+			anchor = "" // measured anyway
+		} else {
+			targets = append(targets, measure.Target{Commit: gitrev.Commit{Hash: anchor, Subject: "(anchor)"}, Variant: h.variant})
+		}
+	}
+	w.logf("watch: %s on %s%s: testing %d new commits against %s%s", j.Name, branch, h.suffix(), len(sel.New), orNone(sel.Ref.Short()), anchorNote(anchor))
 	out, err := measure.Measure(ctx, j, targets, measure.Options{Store: s.Store, Builder: s.Builder, CPU: w.CPU,
 		WholeRounds: true, Retry: true, Progress: w.Progress, Wait: w.Wait})
 	if err != nil {
 		return err
 	}
+	newAnchor := "" // the newest commit that built, should the anchor not
 	for i, t := range out.Targets {
 		if sel.Ref.Hash != "" && i == 0 {
 			continue
+		}
+		if anchor != "" && i == len(out.Targets)-1 {
+			if (t.BuildErr != nil || t.Build == nil) && newAnchor != "" {
+				// A new anchor from the next cycle on: the ratios restart.
+				w.logf("watch: %s%s: the anchor %s does not build any more (%v); %s is the anchor from now on",
+					j.Name, h.suffix(), gitrev.Short(anchor), t.BuildErr, gitrev.Short(newAnchor))
+				if err := setAnchor(ctx, s.Store, j.Key(), h.id, newAnchor); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if t.BuildErr == nil && t.Build != nil {
+			newAnchor = t.Target.Commit.Hash
 		}
 		if t.BuildErr != nil {
 			w.logf("watch: %s: %s does not build: %v", j.Name, t.Target.Commit.Short(), t.BuildErr)
@@ -201,6 +230,28 @@ func (w *Watcher) measureBranch(ctx context.Context, s *measure.Session, j *job.
 		rep.Tested = append(rep.Tested, TestedCommit{Job: j.Name, Branch: branch, Commit: t.Target.Commit, Ref: sel.Ref.Hash})
 	}
 	return nil
+}
+
+// anchorFor returns the history's anchor, choosing it the first time: the
+// reference, or for a new history its first commit.
+func (w *Watcher) anchorFor(ctx context.Context, st *store.Store, j *job.Job, h hist, sel selection) (string, error) {
+	anchor, err := Anchor(ctx, st, j.Key(), h.id)
+	if err != nil || anchor != "" {
+		return anchor, err
+	}
+	anchor = sel.Ref.Hash
+	if anchor == "" {
+		anchor = sel.New[0].Hash
+	}
+	w.logf("watch: %s%s: anchor %s (re-measured in every cycle)", j.Name, h.suffix(), gitrev.Short(anchor))
+	return anchor, setAnchor(ctx, st, j.Key(), h.id, anchor)
+}
+
+func anchorNote(anchor string) string {
+	if anchor == "" {
+		return ""
+	}
+	return " and the anchor " + gitrev.Short(anchor)
 }
 
 func orNone(s string) string {

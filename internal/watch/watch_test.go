@@ -116,7 +116,7 @@ metrics:
 	box, addr := startSMTP(t)
 	watchFile := filepath.Join(dir, "watch.yaml")
 	write(t, watchFile, fmt.Sprintf(`jobs:
-  - {file: bench.yaml, histories: [forced]}
+  - {file: bench.yaml, histories: [forced], anchor: true}
 branches: [main]
 report:
   dir: reports
@@ -187,7 +187,7 @@ report:
 	}
 
 	// The history: four tested commits, the step at the slowdown marked
-	// with its culprit and verdict.
+	// with its culprit and verdict, in the plain and the forced history.
 	st, err := store.Open(filepath.Join(dir, ".perfbot"))
 	if err != nil {
 		t.Fatal(err)
@@ -195,23 +195,25 @@ report:
 	repo, _ := gitrev.Open(ctx, r.Dir)
 	list, _ := repo.FirstParents(ctx, "main", 0)
 	jobs, _ := job.Load(jobFile)
-	series, err := history.Build(ctx, st, jobs[0].Key(), "", "work_ms", list, 0.01)
-	if err != nil {
-		t.Fatal(err)
+	var series *history.Series
+	for _, name := range []string{"forced", "plain"} {
+		variant, err := HistoryVariant(name, "c", st.Dir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		series, err = history.Build(ctx, st, jobs[0].Key(), variant, "work_ms", list, 0.01)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := AnchorRatios(ctx, st, series, 0.01); err != nil {
+			t.Fatal(err)
+		}
+		if err := Annotate(ctx, st, series, jobs[0].Name); err != nil {
+			t.Fatal(err)
+		}
+		checkHistory(t, name, series, slow)
 	}
-	marks, err := Marks(ctx, st, series)
 	st.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var hist strings.Builder
-	if err := report.WriteHistory(&hist, series, marks, "text"); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("history:\n%s", hist.String())
-	if len(series.Points) != 4 || len(marks) != 1 || marks[0].Index != 2 || !strings.Contains(hist.String(), "culprit "+slow[:12]+" real-regression") {
-		t.Errorf("history of %d points, marks %+v:\n%s", len(series.Points), marks, hist.String())
-	}
 	if lv := series.Points[2].Level / series.Points[1].Level; lv < 1.5 || lv > 2.5 {
 		t.Errorf("chained level steps by %.2fx at the slowdown, want about 2x", lv)
 	}
@@ -249,6 +251,88 @@ report:
 	}
 	if fs, _ := cfg.Findings(ctx); !fs[0].Withdrawn || fs[0].State != store.Dismissed {
 		t.Errorf("after the force-push: %+v, want withdrawn and still dismissed", fs[0])
+	}
+
+	// anchor: true: the base, the history's first commit, is the anchor;
+	// a new commit is measured beside its reference and the anchor, and
+	// has a ratio to it.
+	r.Commit("even more docs", map[string]string{"README": "bench, once\n"})
+	rep, err = w.Cycle(ctx)
+	if err != nil || len(rep.Errors) > 0 || len(rep.Tested) != 2 {
+		t.Fatalf("cycle after the force-push: %v %v, tested %d, want 2", err, rep.Errors, len(rep.Tested))
+	}
+	st, err = store.Open(filepath.Join(dir, ".perfbot"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if a, err := Anchor(ctx, st, jobs[0].Key(), ""); err != nil || a != list[0].Hash {
+		t.Fatalf("anchor %q (%v), want the base %s", a, err, list[0].Short())
+	}
+	list, _ = repo.FirstParents(ctx, "main", 0)
+	series, err = history.Build(ctx, st, jobs[0].Key(), "", "work_ms", list, 0.01)
+	if err == nil {
+		err = AnchorRatios(ctx, st, series, 0.01)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := series.Points[len(series.Points)-1]
+	if len(series.Points) != 3 || last.Commit.Subject != "even more docs" || !(last.RatioLo < last.Ratio && last.Ratio < last.RatioHi) ||
+		last.Ratio < 0.8 || last.Ratio > 1.25 || series.Points[0].Ratio != 1 {
+		t.Errorf("after the force-push, %d points; ratios to the anchor %+v", len(series.Points), series.Points)
+	}
+}
+
+// checkHistory checks a history of TestWatchFindsRegression's branch, and
+// its text and JSON: four tested commits, each median inside its
+// interval, the first without a step, the change into the third point
+// with the slowdown as its culprit, real-regression, untriaged.
+func checkHistory(t *testing.T, name string, s *history.Series, slow string) {
+	t.Helper()
+	var text, js strings.Builder
+	if err := report.WriteHistory(&text, s, report.HistoryOptions{JobName: "bench", History: name, Branch: "main"}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s history:\n%s", name, text.String())
+	if len(s.Points) != 4 || len(s.Changes) != 1 || s.Changes[0].Index != 2 || !strings.Contains(text.String(), "culprit "+slow[:12]+" real-regression +") {
+		t.Fatalf("%s history of %d points, changes %+v:\n%s", name, len(s.Points), s.Changes, text.String())
+	}
+	if err := report.WriteHistory(&js, s, report.HistoryOptions{Format: "json", JobName: "bench", History: name, Branch: "main"}); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Job, History, Branch, Metric string
+		Points                       []struct {
+			Commit   string
+			Runs     int
+			Median   float64
+			MedianLo float64 `json:"median_lo"`
+			Step     *float64
+		}
+		Changes []struct {
+			Point    int
+			From, To string
+			Culprits []struct{ Commit, Verdict, State string }
+		}
+	}
+	if err := json.Unmarshal([]byte(js.String()), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Job != "bench" || doc.History != name || doc.Branch != "main" || doc.Metric != "work_ms" || len(doc.Points) != 4 {
+		t.Fatalf("%s history JSON: %s", name, js.String())
+	}
+	if r := s.Points[2].Ratio; r < 1.5 || r > 2.5 {
+		t.Errorf("%s history: the slowdown's ratio to the anchor is %.3g, want about 2", name, r)
+	}
+	for i, p := range doc.Points {
+		if p.Commit != s.Points[i].Commit.Hash || p.Runs < 6 || !(p.MedianLo <= p.Median && p.Median <= s.Points[i].MedianHi && p.MedianLo < s.Points[i].MedianHi) || (p.Step == nil) != (i == 0) {
+			t.Errorf("%s history JSON point %d: %+v", name, i, p)
+		}
+	}
+	if c := doc.Changes; len(c) != 1 || c[0].Point != 2 || c[0].To != s.Points[2].Commit.Hash || len(c[0].Culprits) != 1 ||
+		c[0].Culprits[0] != (struct{ Commit, Verdict, State string }{slow, "real-regression", "untriaged"}) {
+		t.Errorf("%s history JSON changes %+v", name, c)
 	}
 }
 

@@ -59,9 +59,10 @@
   function pct(x) { return (x > 0 ? '+' : '') + x.toFixed(1) + '%'; }
 
   function describe(p) {
-    var s = p.short + ' ' + p.subject + '\nlevel ' + fmt(p.level) + ', median ' + fmt(p.median);
+    var s = p.short + ' ' + p.subject + '\nlevel ' + fmt(p.level) + ', median ' + fmt(p.median) +
+      ' [' + fmt(p.median_lo) + ', ' + fmt(p.median_hi) + '], ' + p.runs + ' runs';
     if (p.new_chain) s += '\nnew chain (its reference left the history)';
-    else if (p.ref) s += '\nstep ' + pct(p.step) + ' [' + pct(p.lo) + ', ' + pct(p.hi) + '] vs ' + p.ref.slice(0, 12) + ', p=' + fmt(p.p);
+    else if (p.ref) s += '\nstep ' + pct(p.step) + ' [' + pct(p.step_lo) + ', ' + pct(p.step_hi) + '] vs ' + p.ref.slice(0, 12) + ', p=' + fmt(p.p);
     return s;
   }
 

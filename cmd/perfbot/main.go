@@ -108,6 +108,7 @@ or no confirmed culprit (bisect); 2 error; 3 inconclusive (triage).`,
 		newInitCmd(a),
 		newWorkerCmd(a),
 		newSubmitCmd(a),
+		newServeCmd(a),
 	)
 	return root
 }

@@ -42,6 +42,13 @@ type Finding struct {
 	// first ("text_kernel in .text"): findings of different culprits with
 	// the same cause are one alignment story, and are listed together.
 	LayoutCause string `json:"layout_cause,omitempty"`
+	// TriageReport is the triage's JSON report (report.WriteTriage's json
+	// format: experiments with their runs' values, suspects, padding),
+	// which the dashboard draws; BisectKey names the bisection's state in
+	// the store (kind "bisect"), with its steps, when the culprit was
+	// bisected.
+	TriageReport json.RawMessage `json:"triage_report,omitempty"`
+	BisectKey    string          `json:"bisect_key,omitempty"`
 }
 
 // MetricChange is one metric the culprit moved.
@@ -105,6 +112,7 @@ func (f *Finding) Merge(g *Finding) {
 	if g.Kind() == Regression && f.Kind() != Regression {
 		f.Job, f.Metric, f.Change, f.Verdict, f.Sentence, f.Table, f.Triage = g.Job, g.Metric, g.Change, g.Verdict, g.Sentence, g.Table, g.Triage
 		f.Parent, f.Bisect, f.Reproduce, f.LayoutCause = g.Parent, g.Bisect, g.Reproduce, g.LayoutCause
+		f.TriageReport, f.BisectKey = g.TriageReport, g.BisectKey
 		if i := slices.IndexFunc(f.Metrics, func(m MetricChange) bool { return m.Job == g.Job && m.Metric == g.Metric }); i > 0 {
 			main := f.Metrics[i]
 			f.Metrics = append([]MetricChange{main}, slices.Delete(f.Metrics, i, i+1)...)

@@ -104,18 +104,31 @@ type Culprit struct {
 // tested are skipped, so a commit no longer on the branch leaves the
 // history while its runs stay stored.
 func Build(ctx context.Context, st *store.Store, jobKey, variant, metricName string, commits []gitrev.Commit, alpha float64) (*Series, error) {
+	return (*Memo)(nil).Build(ctx, st, jobKey, variant, metricName, commits, alpha)
+}
+
+// Build is the package's Build, reusing the steps the memo holds and
+// keeping those it computes; a nil memo keeps nothing.
+func (m *Memo) Build(ctx context.Context, st *store.Store, jobKey, variant, metricName string, commits []gitrev.Commit, alpha float64) (*Series, error) {
 	tested, err := st.TestedCommits(ctx, jobKey, variant)
 	if err != nil {
 		return nil, err
 	}
+	return m.BuildFrom(ctx, st, tested, jobKey, variant, metricName, commits, alpha)
+}
+
+// BuildFrom is Build with the job's tested commits already read
+// (st.TestedCommits of jobKey and variant), for a reader that keeps them.
+func (m *Memo) BuildFrom(ctx context.Context, st *store.Store, tested map[string]store.Tested, jobKey, variant, metricName string,
+	commits []gitrev.Commit, alpha float64) (*Series, error) {
 	s := &Series{Job: jobKey, Variant: variant, Metric: metricName}
 	infos, err := st.Metrics(ctx, jobKey)
 	if err != nil {
 		return nil, err
 	}
-	for _, m := range infos {
-		if m.Name == metricName {
-			s.Unit, s.Better = m.Unit, m.Better
+	for _, info := range infos {
+		if info.Name == metricName {
+			s.Unit, s.Better = info.Unit, info.Better
 		}
 	}
 	level := map[string]float64{}
@@ -134,40 +147,34 @@ func Build(ctx context.Context, st *store.Store, jobKey, variant, metricName str
 			ref = prev.Commit.Hash
 		}
 		p := Point{Commit: c, Index: i, Ref: ref, Session: t.Session, Rounds: t.Rounds}
-		srcs := []compare.Source{{Commit: c, Layouts: []string{variant}, Round: compare.InRounds(t.Rounds)}}
-		if ref != "" {
-			srcs = append([]compare.Source{{Commit: gitrev.Commit{Hash: ref}, Layouts: []string{variant}, Round: compare.InRounds(t.Rounds)}}, srcs...)
-		}
-		tab, err := compare.FromStore(ctx, st, jobKey, srcs, alpha)
-		if err != nil && ref != "" {
-			// The reference has no successful run in these rounds: the
-			// commit alone, as a new chain.
-			srcs, p.Ref, ref = srcs[1:], "", ""
-			tab, err = compare.FromStore(ctx, st, jobKey, srcs, alpha)
-		}
+		got, err := m.step(ctx, st, jobKey, variant, c, ref, t, alpha)
 		if err != nil {
+			return nil, err
+		}
+		if got == nil {
 			continue // no successful run: its failures are in the store
 		}
-		row := findRow(tab, metricName)
-		if row == nil {
+		// got.ref is "" when the reference had no successful run in these
+		// rounds: the commit alone, as a new chain.
+		p.Ref, ref = got.ref, got.ref
+		row, ok := got.rows[metricName]
+		if !ok {
 			continue
 		}
-		last := row.Cells[len(row.Cells)-1]
-		p.Runs, p.Median = last.Summary.N, last.Summary.Median
-		p.MedianLo, p.MedianHi = last.Summary.Lo, last.Summary.Hi
+		p.Runs, p.Median = row.runs, row.median
+		p.MedianLo, p.MedianHi = row.medianLo, row.medianHi
 		refLevel, inHistory := level[ref]
 		switch {
-		case ref == "" || !inHistory || last.Delta == nil || row.Cells[0].Summary.Median <= 0:
+		case ref == "" || !inHistory || !row.delta || row.refMedian <= 0:
 			p.Level = p.Median
 			p.NewChain = ref != "" || len(s.Points) > 0
 			p.Ref = ""
 		default:
-			d := last.Delta
 			// The paired test's estimate (Hodges-Lehmann on logs), which
 			// its interval is about, not the change of the means.
-			p.Step, p.P = d.Stat.Change, d.Stat.P
-			p.Lo, p.Hi = d.Stat.Lo, d.Stat.Hi
-			p.Level = refLevel * last.Summary.Median / row.Cells[0].Summary.Median
+			p.Step, p.P = row.change, row.p
+			p.Lo, p.Hi = row.lo, row.hi
+			p.Level = refLevel * row.median / row.refMedian
 		}
 		level[c.Hash] = p.Level
 		s.Points = append(s.Points, p)
@@ -175,6 +182,49 @@ func Build(ctx context.Context, st *store.Store, jobKey, variant, metricName str
 		prev = &pt
 	}
 	return s, nil
+}
+
+// step compares commit c with ref in the rounds it was tested in (ref ""
+// when there is none), through the memo; nil when c has no successful run
+// there.
+func (m *Memo) step(ctx context.Context, st *store.Store, jobKey, variant string, c gitrev.Commit, ref string, t store.Tested, alpha float64) (*stepStats, error) {
+	key := memoKey{job: jobKey, variant: variant, commit: c.Hash, ref: ref, session: t.Session, rounds: fmt.Sprint(t.Rounds), alpha: alpha}
+	if got, ok := m.get(key); ok {
+		return got, nil
+	}
+	srcs := []compare.Source{{Commit: c, Layouts: []string{variant}, Round: compare.InRounds(t.Rounds)}}
+	if ref != "" {
+		srcs = append([]compare.Source{{Commit: gitrev.Commit{Hash: ref}, Layouts: []string{variant}, Round: compare.InRounds(t.Rounds)}}, srcs...)
+	}
+	tab, err := compare.FromStore(ctx, st, jobKey, srcs, alpha)
+	if err != nil && tab != nil && ref != "" {
+		srcs, ref = srcs[1:], ""
+		tab, err = compare.FromStore(ctx, st, jobKey, srcs, alpha)
+	}
+	var out *stepStats
+	switch {
+	case err == nil:
+		out = &stepStats{ref: ref, rows: make(map[string]rowStats, len(tab.Rows))}
+		for _, row := range tab.Rows {
+			last := row.Cells[len(row.Cells)-1]
+			rs := rowStats{runs: last.Summary.N, median: last.Summary.Median, medianLo: last.Summary.Lo, medianHi: last.Summary.Hi,
+				refMedian: row.Cells[0].Summary.Median}
+			if d := last.Delta; d != nil {
+				rs.delta, rs.change, rs.p, rs.lo, rs.hi = true, d.Stat.Change, d.Stat.P, d.Stat.Lo, d.Stat.Hi
+			}
+			out.rows[row.Metric] = rs
+		}
+	case tab == nil:
+		// The store could not be read (or ctx ended): nothing to keep.
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, nil
+	}
+	// The runs of a tested commit's rounds are final once it is recorded
+	// as tested, so the outcome is kept, success or not.
+	m.put(key, out)
+	return out, nil
 }
 
 // Ratios sets each point's ratio to the anchor commit, measured in the

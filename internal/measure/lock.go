@@ -135,3 +135,26 @@ func lockFile(ctx context.Context, wait func(holder string)) (*os.File, error) {
 	_, _ = f.WriteAt([]byte("perfbot pid "+strconv.Itoa(os.Getpid())+" in "+dir+"\n"), 0)
 	return f, nil
 }
+
+// MachineHolder says which perfbot measures on this machine now: the
+// holder's description ("perfbot pid 1234 in /srv/bench") and true, or
+// false when the machine's lock is free. It only looks (a shared flock
+// taken without waiting and dropped at once), for a dashboard.
+func MachineHolder() (string, bool) {
+	path := MachineLockPath()
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false // never taken
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err == nil {
+		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		return "", false
+	}
+	data, _ := os.ReadFile(path)
+	holder := strings.TrimSpace(string(data))
+	if holder == "" {
+		holder = "another perfbot"
+	}
+	return holder, true
+}

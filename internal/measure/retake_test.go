@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -196,9 +197,15 @@ func TestMachineLock(t *testing.T) {
 
 	// Re-entrant: the second hold does not wait; the lock goes with the
 	// last release.
+	if h, busy := MachineHolder(); busy {
+		t.Errorf("a lock never taken is held by %q", h)
+	}
 	r1, err := LockMachine(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if h, busy := MachineHolder(); !busy || !strings.Contains(h, "pid "+strconv.Itoa(os.Getpid())) {
+		t.Errorf("while held: MachineHolder = %q, %v", h, busy)
 	}
 	r2, err := LockMachine(ctx, func(string) { t.Error("waited for itself") })
 	if err != nil {
@@ -212,6 +219,9 @@ func TestMachineLock(t *testing.T) {
 	r2()
 	if flockHeld(t, path) {
 		t.Fatal("lock kept after the last release")
+	}
+	if h, busy := MachineHolder(); busy {
+		t.Errorf("after the release: held by %q", h)
 	}
 
 	// Another holder (another open file description, as another process

@@ -85,6 +85,8 @@ type triageColumnJSON struct {
 	Failed  int      `json:"failed"`
 	Median  *float64 `json:"median"`
 	Change  *float64 `json:"change,omitempty"`
+	// Values are the runs' values, sorted.
+	Values []float64 `json:"values"`
 }
 
 type triageLayoutJSON struct {
@@ -93,6 +95,9 @@ type triageLayoutJSON struct {
 	Changed *float64 `json:"changed"`
 	Change  *float64 `json:"change"`
 	N       int      `json:"n"`
+	// BaseValues and ChangedValues are the runs' values under the layout.
+	BaseValues    []float64 `json:"base_values"`
+	ChangedValues []float64 `json:"changed_values"`
 }
 
 type triageBudgetJSON struct {
@@ -110,6 +115,18 @@ func triageNum(x float64) *float64 {
 		return nil
 	}
 	return &x
+}
+
+// finiteValues is xs without NaN and infinities (which JSON cannot hold),
+// never null.
+func finiteValues(xs []float64) []float64 {
+	out := make([]float64, 0, len(xs))
+	for _, x := range xs {
+		if finite(x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 func writeTriageJSON(w io.Writer, r *triage.Result) error {
@@ -146,14 +163,16 @@ func writeTriageJSON(w io.Writer, r *triage.Result) error {
 			Hi: triageNum(e.Hi), P: triageNum(e.P), Confidence: triageNum(e.Confidence), Runs: e.Runs, Looks: e.Looks, Reason: e.Reason,
 			Columns: []triageColumnJSON{}}
 		for i, c := range e.Columns {
-			jc := triageColumnJSON{Label: c.Label, Commit: c.Commit, Variant: c.Variant, N: c.N, Failed: c.Failed, Median: triageNum(c.Median)}
+			jc := triageColumnJSON{Label: c.Label, Commit: c.Commit, Variant: c.Variant, N: c.N, Failed: c.Failed, Median: triageNum(c.Median),
+				Values: finiteValues(c.Values)}
 			if i > 0 {
 				jc.Change = triageNum(c.Change)
 			}
 			je.Columns = append(je.Columns, jc)
 		}
 		for _, l := range e.Layouts {
-			je.Layouts = append(je.Layouts, triageLayoutJSON{Variant: l.Variant, Base: triageNum(l.Base), Changed: triageNum(l.Changed), Change: triageNum(l.Change), N: l.N})
+			je.Layouts = append(je.Layouts, triageLayoutJSON{Variant: l.Variant, Base: triageNum(l.Base), Changed: triageNum(l.Changed), Change: triageNum(l.Change), N: l.N,
+				BaseValues: finiteValues(l.BaseValues), ChangedValues: finiteValues(l.ChangedValues)})
 		}
 		out.Experiments = append(out.Experiments, je)
 	}

@@ -105,6 +105,28 @@ func (s *Store) GetJob(ctx context.Context, key string) (name string, spec []byt
 	return name, []byte(text), nil
 }
 
+// JobKeys returns the keys of the stored jobs, sorted: what a store holds
+// when no job file is at hand (perfbot serve --store).
+func (s *Store) JobKeys(ctx context.Context) ([]string, error) {
+	var keys []string
+	err := s.read(ctx, "list jobs", func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT job_key FROM jobs ORDER BY job_key`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var k string
+			if err := rows.Scan(&k); err != nil {
+				return err
+			}
+			keys = append(keys, k)
+		}
+		return rows.Err()
+	})
+	return keys, err
+}
+
 // PutState stores data, opaque to the store, as the state of the session
 // (kind, key), e.g. ("bisect", <session id>). It replaces any earlier state.
 func (s *Store) PutState(ctx context.Context, kind, key string, data []byte) error {

@@ -81,6 +81,42 @@ func (s *Store) TestedCommits(ctx context.Context, job, variant string) (map[str
 	return out, err
 }
 
+// TestedVersion says how many commits are tested for a job and variant,
+// and when the newest record was written: it changes whenever a commit is
+// tested (or tested again), so a reader can keep what it built from
+// TestedCommits until it does. It reads the table's index only.
+func (s *Store) TestedVersion(ctx context.Context, job, variant string) (n int, last time.Time, err error) {
+	var ns int64
+	err = s.read(ctx, "tested version", func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(MAX(tested_unix_ns), 0) FROM tested WHERE job_key = ? AND variant = ?`,
+			job, variant).Scan(&n, &ns)
+	})
+	return n, time.Unix(0, ns), err
+}
+
+// TestedVariants returns the variants of a job that have tested commits
+// (its histories: "" the plain build's, then those under layout knobs),
+// sorted.
+func (s *Store) TestedVariants(ctx context.Context, job string) ([]string, error) {
+	var out []string
+	err := s.read(ctx, "list tested variants", func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT DISTINCT variant FROM tested WHERE job_key = ? ORDER BY variant`, job)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var v string
+			if err := rows.Scan(&v); err != nil {
+				return err
+			}
+			out = append(out, v)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
 // Finding states a person sets.
 type FindingState string
 

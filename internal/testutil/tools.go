@@ -66,6 +66,9 @@ var tools = map[string]tool{
 	// PostgreSQL's server programs (initdb and postgres, off PATH in
 	// Debian's package), for the store's and the fleet's tests.
 	"postgres": {"postgresql", true},
+	// Headless Chromium, driven by chromedp in the dashboard's browser
+	// tests (internal/dashboard).
+	"chromium": {"chromium", true},
 	// Not installed by .ci/run: tests that need them skip.
 	"cargo": {"cargo", false},
 	"rustc": {"rustc", false},

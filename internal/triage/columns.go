@@ -25,7 +25,7 @@ func (e *engine) columns(ts []target, labels []string, vals []runVals, failed []
 			commit = e.res.Changed
 		}
 		v := sortedValues(vals[i])
-		cols[i] = Column{Label: labels[i], Commit: commit.Hash, Variant: t.variant.Name, N: len(v), Failed: len(failed[i]), Median: stats.Median(v)}
+		cols[i] = Column{Label: labels[i], Commit: commit.Hash, Variant: t.variant.Name, N: len(v), Failed: len(failed[i]), Median: stats.Median(v), Values: v}
 		if i > 0 {
 			cols[i].Change = pctChange(cols[0].Median, cols[i].Median)
 		}

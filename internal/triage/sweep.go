@@ -55,7 +55,8 @@ func (e *engine) runSweep(ctx context.Context, n int) error {
 		Title: fmt.Sprintf("both commits built under %d layouts that move code, data and stack (the plain build and %s..%s)", len(vs), vs[1].Name, vs[len(vs)-1].Name)}
 	for k, v := range vs {
 		bs[k], cs[k] = upTo(vals[2*k], r), upTo(vals[2*k+1], r)
-		row := LayoutRow{Variant: v.Name, Base: stats.Median(bs[k]), Changed: stats.Median(cs[k]), N: min(len(bs[k]), len(cs[k]))}
+		row := LayoutRow{Variant: v.Name, Base: stats.Median(bs[k]), Changed: stats.Median(cs[k]), N: min(len(bs[k]), len(cs[k])),
+			BaseValues: bs[k], ChangedValues: cs[k]}
 		if row.Variant == "" {
 			row.Variant = "(plain)"
 		}

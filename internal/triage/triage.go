@@ -254,6 +254,8 @@ type Column struct {
 	Failed  int    // runs that failed (crashed, timed out, no metric)
 	Median  float64
 	Change  float64 // median change against the first column, percent
+	// Values are the runs' values, sorted (for distribution plots).
+	Values []float64
 }
 
 // LayoutRow is one layout of the sweep.
@@ -262,6 +264,8 @@ type LayoutRow struct {
 	Base, Changed float64 // medians
 	Change        float64 // percent
 	N             int     // runs per commit
+	// BaseValues and ChangedValues are the runs' values under the layout.
+	BaseValues, ChangedValues []float64
 }
 
 // Errors that name bad options.

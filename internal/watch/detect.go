@@ -143,6 +143,7 @@ func (w *Watcher) explain(ctx context.Context, s *measure.Session, jc JobConfig,
 		if err != nil {
 			return nil, err
 		}
+		f.BisectKey = "watch|" + key
 		out = append(out, f)
 	}
 	return out, nil
@@ -170,9 +171,12 @@ func (w *Watcher) triage(ctx context.Context, s *measure.Session, jc JobConfig, 
 	if len(res.Suspects) > 0 {
 		f.LayoutCause = res.Suspects[0].Name + " in " + res.Suspects[0].Section
 	}
-	var tr, tab bytes.Buffer
+	var tr, tj, tab bytes.Buffer
 	_ = report.WriteTriage(&tr, res, report.TriageOptions{Format: "text"})
 	f.Triage = tr.String()
+	if report.WriteTriage(&tj, res, report.TriageOptions{Format: "json"}) == nil {
+		f.TriageReport = tj.Bytes()
+	}
 	for _, e := range res.Experiments {
 		if e.Name == triage.PlainExperiment && e.Table != nil {
 			_ = report.Write(&tab, e.Table, report.Options{Format: "ncompare", All: true})

@@ -94,9 +94,22 @@ func (c *Config) SetState(ctx context.Context, prefix string, state store.Findin
 // and whether it was withdrawn.
 func Annotate(ctx context.Context, st *store.Store, s *history.Series, jobName string) error {
 	s.Changes = nil
+	// One read of the handled changes' keys, not one per step: a history
+	// of 10,000 commits has few changes.
+	keys, err := st.StateKeys(ctx, changeKind)
+	if err != nil {
+		return err
+	}
+	handled := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		handled[k] = true
+	}
 	for k := 1; k < len(s.Points); k++ {
 		a, b := s.Points[k-1], s.Points[k]
 		key := changeKey(s.Job, s.Variant, s.Metric, a.Commit.Hash, b.Commit.Hash)
+		if !handled[key] {
+			continue
+		}
 		data, err := st.GetState(ctx, changeKind, key)
 		if errors.Is(err, store.ErrNotFound) {
 			continue

@@ -20,6 +20,7 @@ type Store interface {
 	GetBuild(ctx context.Context, key string) (*store.BuildRecord, error)
 	PutJob(ctx context.Context, key, name string, spec []byte) error
 	GetJob(ctx context.Context, key string) (name string, spec []byte, err error)
+	JobKeys(ctx context.Context) ([]string, error)
 	PutRun(ctx context.Context, r *store.RunRecord) error
 	Runs(ctx context.Context, job, commit, variant string) ([]store.RunRecord, error)
 	RunsWithoutValues(ctx context.Context, job, commit, variant string) ([]store.RunRecord, error)
@@ -31,6 +32,8 @@ type Store interface {
 	StateKeys(ctx context.Context, kind string) ([]string, error)
 	PutTested(ctx context.Context, t *store.Tested) error
 	TestedCommits(ctx context.Context, job, variant string) (map[string]store.Tested, error)
+	TestedVariants(ctx context.Context, job string) ([]string, error)
+	TestedVersion(ctx context.Context, job, variant string) (int, time.Time, error)
 	PutFinding(ctx context.Context, culprit string, data []byte) (bool, error)
 	Finding(ctx context.Context, culprit string) (*store.FindingRecord, error)
 	Findings(ctx context.Context) ([]store.FindingRecord, error)
@@ -211,6 +214,12 @@ func testJob(t *testing.T, s Store) {
 	}
 	if err := s.PutJob(ctx, "", "x", []byte(`{}`)); err == nil {
 		t.Error("PutJob with empty key succeeded")
+	}
+	if err := s.PutJob(ctx, "akey", "alpha", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if keys, err := s.JobKeys(ctx); err != nil || !slices.Equal(keys, []string{"akey", "jkey"}) {
+		t.Errorf("JobKeys = %v, %v; want [akey jkey], sorted, each once", keys, err)
 	}
 }
 

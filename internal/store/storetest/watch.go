@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/perfbot/perfbot/internal/store"
 )
@@ -31,9 +32,16 @@ func testTested(t *testing.T, s Store) {
 		string(got["c1"].Layout) != `{"text":4096}` || got["c2"].Layout != nil || !sameTime(got["c1"].When, when) {
 		t.Errorf("tested commits %+v", got)
 	}
-	b.Session, b.Rounds = "s4", []int{6}
+	n, last, err := s.TestedVersion(ctx, "j", "")
+	if err != nil || n != 2 || !sameTime(last, when) {
+		t.Errorf("TestedVersion = %d, %v, %v; want 2 commits, %v", n, last, err, when)
+	}
+	b.Session, b.Rounds, b.When = "s4", []int{6}, when.Add(time.Minute)
 	if err := s.PutTested(ctx, b); err != nil {
 		t.Fatal(err)
+	}
+	if n, later, err := s.TestedVersion(ctx, "j", ""); err != nil || n != 2 || !later.After(last) {
+		t.Errorf("after testing a commit again, TestedVersion = %d, %v, %v; want 2 and a later time than %v", n, later, err, last)
 	}
 	got, _ = s.TestedCommits(ctx, "j", "")
 	if got["c2"].Session != "s4" {
@@ -41,6 +49,12 @@ func testTested(t *testing.T, s Store) {
 	}
 	if got, _ := s.TestedCommits(ctx, "j", "align64@x"); len(got) != 1 {
 		t.Errorf("variant's tested commits: %v", got)
+	}
+	if vs, err := s.TestedVariants(ctx, "j"); err != nil || !slices.Equal(vs, []string{"", "align64@x"}) {
+		t.Errorf("TestedVariants = %q, %v; want the plain history and align64@x", vs, err)
+	}
+	if vs, err := s.TestedVariants(ctx, "other"); err != nil || len(vs) != 0 {
+		t.Errorf("TestedVariants of a job without history = %q, %v", vs, err)
 	}
 }
 

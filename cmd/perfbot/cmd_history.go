@@ -19,7 +19,7 @@ func newHistoryCmd(a *app) *cobra.Command {
 	var metricName, branch, format, storeDir, jobName, hist, preset string
 	var alpha float64
 	cmd := &cobra.Command{
-		Use:   "history JOB [--metric M] [--branch B] [--history plain|forced] [--format text|json|csv]",
+		Use:   "history JOB [--metric M] [--branch B] [--history plain|forced] [--format text|json|csv|svg]",
 		Short: "print the history perfbot watch keeps of a job's metric along a branch",
 		Long: `History prints, per commit perfbot watch tested on the branch (oldest first),
 the metric's chained level, its median in its own session with the
@@ -86,7 +86,7 @@ docs/watch.md documents the JSON.`,
 	fl.StringVar(&hist, "history", "plain", "plain, or forced: the history kept under forced alignment (histories: [forced])")
 	fl.StringVar(&preset, "preset", "c", "the layout preset of the forced history (the watch file's preset:)")
 	fl.Float64Var(&alpha, "alpha", 0.01, "level of the steps' intervals (the watch file's alpha:)")
-	fl.StringVarP(&format, "format", "f", "text", "text, json or csv")
+	fl.StringVarP(&format, "format", "f", "text", "text, json, csv or svg (the dashboard's figure, standalone)")
 	fl.StringVar(&storeDir, "store", "", "results store folder (default: .perfbot next to the job file)")
 	fl.StringVar(&jobName, "job", "", "the atomic job when the job file has a params matrix")
 	return cmd

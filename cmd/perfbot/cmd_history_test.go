@@ -67,6 +67,12 @@ func TestHistoryCommand(t *testing.T) {
 	if code != 0 || err != nil || len(rows) != 3 || rows[0][0] != "commit" || rows[2][0] != docs || rows[1][7] != "" || rows[2][7] == "" {
 		t.Errorf("history --format csv: exit %d, %v:\n%s", code, err, out)
 	}
+	// The standalone figure: an SVG document with a point per tested
+	// commit, each carrying its commit.
+	code, out, _ = perfbot(t, "history", jobFile, "--branch", "main", "--format", "svg")
+	if code != 0 || !strings.HasPrefix(strings.TrimSpace(out), "<svg") || !strings.Contains(out, `data-commit="`+base+`"`) || !strings.Contains(out, `data-commit="`+docs+`"`) {
+		t.Errorf("history --format svg: exit %d:\n%.600s", code, out)
+	}
 	code, out, _ = perfbot(t, "history", jobFile, "--branch", "main")
 	if code != 0 || !strings.Contains(out, "metric work_ms (lower is better) of job bench, plain history of main") || !strings.Contains(out, docs[:12]) {
 		t.Errorf("history: exit %d:\n%s", code, out)

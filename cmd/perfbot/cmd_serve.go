@@ -7,17 +7,19 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/perfbot/perfbot/internal/dashboard"
+	"github.com/perfbot/perfbot/internal/fleet"
 	"github.com/perfbot/perfbot/internal/watch"
 )
 
 func newServeCmd(a *app) *cobra.Command {
 	var stores []string
-	var addr string
+	var addr, db, class, dir string
 	cmd := &cobra.Command{
 		Use:   "serve [WATCHFILE] [--store DIR ...] [--addr 127.0.0.1:8080]",
 		Short: "serve the web dashboard over the results stores",
@@ -32,7 +34,13 @@ It listens on 127.0.0.1 unless --addr says otherwise. Changes (a finding's
 state) need the token in $PERFBOT_TOKEN, sent by the pages (or a client) as
 'Authorization: Bearer TOKEN'; without it the dashboard is read-only.
 Actions that start work (compare, bisect, triage, a watch cycle) are shown
-as the command to run.`,
+as the command to run.
+
+With --db it is also a fleet's server (docs/fleet.md): River's leader, the
+orchestrator of comparisons and bisections, the fleet's API under /fleet/api/
+and River's UI under /riverui/. The dashboard then serves the fleet's
+results from that database too, and its compare and bisect actions go on
+the fleet's queue, measured by the workers of --class.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -44,8 +52,15 @@ as the command to run.`,
 				}
 				cfg.Watch = w
 			}
-			if cfg.Watch == nil && len(stores) == 0 {
-				return errors.New("serve: give a watch file or --store DIR")
+			if cfg.Watch == nil && len(stores) == 0 && db == "" {
+				return errors.New("serve: give a watch file, --store DIR or --db URL")
+			}
+			if db != "" {
+				stop, err := serveFleet(ctx, a, &cfg, db, class, dir)
+				if err != nil {
+					return err
+				}
+				defer stop()
 			}
 			srv, err := dashboard.New(ctx, cfg)
 			if err != nil {
@@ -88,5 +103,68 @@ as the command to run.`,
 	fl := cmd.Flags()
 	fl.StringArrayVar(&stores, "store", nil, "a results store folder (.perfbot) to serve, with every job it holds (repeatable)")
 	fl.StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fl.StringVar(&db, "db", "", "also be the fleet's server over this PostgreSQL database (postgres://...)")
+	fl.StringVar(&class, "class", "", "with --db: the machine class that measures the dashboard's actions")
+	fl.StringVar(&dir, "dir", "", "with --db: the server's workspace, its clones of the jobs' repositories (default: the user's cache folder)")
 	return cmd
+}
+
+// serveFleet starts the fleet's server over the database db and adds its
+// results store, queue, API and River's UI to the dashboard's cfg. stop
+// stops the server and closes what it opened.
+func serveFleet(ctx context.Context, a *app, cfg *dashboard.Config, db, class, dir string) (stop func(), err error) {
+	if dir == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			return nil, fmt.Errorf("--dir: %w", err)
+		}
+		dir = filepath.Join(cache, "perfbot", "server")
+	}
+	var closers []func()
+	stop = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			stop()
+		}
+	}()
+	pool, err := fleet.Connect(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	closers = append(closers, pool.Close)
+	results, err := fleet.OpenResults(ctx, db, filepath.Join(dir, "store"))
+	if err != nil {
+		return nil, err
+	}
+	closers = append(closers, func() { results.Close() })
+	srv, err := fleet.NewServer(ctx, fleet.ServerConfig{Pool: pool, Results: results, Dir: dir,
+		Log: func(format string, args ...any) { a.logf("fleet: "+format, args...) }})
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.Start(ctx); err != nil {
+		return nil, err
+	}
+	closers = append(closers, func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = srv.Stop(sctx)
+	})
+	ui, err := srv.RiverUI(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Open = append(cfg.Open, results)
+	if class != "" {
+		cfg.Queue = dashboard.FleetQueue{Server: srv, Class: class}
+	}
+	cfg.Mounts = append(cfg.Mounts,
+		dashboard.Mount{Prefix: "/fleet", Handler: http.StripPrefix("/fleet", srv.Handler())},
+		dashboard.Mount{Prefix: fleet.RiverUIPrefix, Handler: ui})
+	a.logf("fleet server over %s: API under /fleet/api/, River's UI under %s/", fleet.Redact(db), fleet.RiverUIPrefix)
+	return stop, nil
 }

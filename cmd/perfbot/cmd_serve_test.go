@@ -93,7 +93,7 @@ func TestServeBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"serve"}, "give a watch file or --store DIR"},
+		{[]string{"serve"}, "give a watch file, --store DIR or --db URL"},
 		{[]string{"serve", "--store", filepath.Join(t.TempDir(), "none")}, "no perfbot results store there"},
 		{[]string{"serve", filepath.Join(t.TempDir(), "watch.yaml")}, "watch.yaml"},
 		{[]string{"serve", "--store", t.TempDir(), "--addr", "127.0.0.1:99999"}, "no perfbot results store there"},

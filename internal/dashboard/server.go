@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,6 +40,10 @@ type Config struct {
 	// Queue enqueues the actions a page asks for (the fleet's River
 	// queue); nil shows the command that does it instead.
 	Queue Enqueuer
+	// Mounts are other handlers served beside the pages (perfbot serve
+	// --db mounts the fleet's API and River's UI); their writes need the
+	// token as the pages' do.
+	Mounts []Mount
 	// Logf receives the server's diagnostics (the stack of a failure that
 	// a page only names); may be nil.
 	Logf func(format string, args ...any)
@@ -78,7 +83,43 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 func (s *Server) Close() error { return s.cat.close() }
 
 // Handler is the dashboard's HTTP handler.
-func (s *Server) Handler() http.Handler { return s.recoverer(s.headers(s.mux)) }
+func (s *Server) Handler() http.Handler {
+	pages := s.recoverer(s.headers(s.mux))
+	if len(s.cfg.Mounts) == 0 {
+		return pages
+	}
+	top := http.NewServeMux()
+	for _, m := range s.cfg.Mounts {
+		top.Handle(strings.TrimSuffix(m.Prefix, "/")+"/", s.recoverer(s.guard(m.Handler)))
+	}
+	top.Handle("/", pages)
+	return top
+}
+
+// Mount is a handler served under Prefix beside the dashboard's pages.
+type Mount struct {
+	Prefix  string // "/fleet", "/riverui"
+	Handler http.Handler
+}
+
+// guard lets a mounted handler's reads through and asks its writes (any
+// method but GET, HEAD and OPTIONS) for the token.
+func (s *Server) guard(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+		default:
+			if err := s.authorize(r); err != nil {
+				if err.code == http.StatusUnauthorized {
+					w.Header().Set("WWW-Authenticate", `Bearer realm="perfbot"`)
+				}
+				s.fail(w, r, err)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
 
 // Warm builds every job's histories once, so that the first visit of a
 // long history does not wait for its comparisons (history.Memo); it

@@ -20,21 +20,21 @@ import (
 func Connect(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return nil, fmt.Errorf("--db %q: %w", redact(url), err)
+		return nil, fmt.Errorf("--db %q: %w", Redact(url), err)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("--db %s: %w", redact(url), err)
+		return nil, fmt.Errorf("--db %s: %w", Redact(url), err)
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("--db %s: %w", redact(url), err)
+		return nil, fmt.Errorf("--db %s: %w", Redact(url), err)
 	}
 	return pool, nil
 }
 
-// redact hides a password in a database URL for messages.
-func redact(url string) string {
+// Redact hides a password in a database URL for messages.
+func Redact(url string) string {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil || cfg.Password == "" {
 		return url

@@ -10,17 +10,19 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/perfbot/perfbot/internal/plot"
+
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/history"
 )
 
 // HistoryFormats are the formats of WriteHistory.
-var HistoryFormats = []string{"text", "json", "csv"}
+var HistoryFormats = []string{"text", "json", "csv", "svg"}
 
 // HistoryOptions say how to write a history and what it is a history
 // of, beyond what the series holds.
 type HistoryOptions struct {
-	Format  string // text (default), json or csv
+	Format  string // text (default), json, csv or svg
 	JobName string // the job's name (the series holds its key)
 	History string // plain or forced
 	Branch  string // the branch whose first-parent commits it follows
@@ -37,6 +39,11 @@ func WriteHistory(w io.Writer, s *history.Series, opt HistoryOptions) error {
 		change[c.Index] = c
 	}
 	switch opt.Format {
+	case "svg":
+		// The dashboard's figure, standalone: the median per tested
+		// commit with its interval band, the changes with their culprits
+		// and verdicts.
+		return plot.History(w, s, plot.HistoryOptions{Standalone: true})
 	case "json":
 		return writeHistoryJSON(w, s, opt)
 	case "csv":

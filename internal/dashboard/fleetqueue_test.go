@@ -1,0 +1,101 @@
+package dashboard
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/riverqueue/river"
+
+	"github.com/perfbot/perfbot/internal/fleet"
+	"github.com/perfbot/perfbot/internal/testutil"
+)
+
+// TestFleetQueue: a page's compare and bisect actions become the fleet's
+// River jobs with the job's spec and the class (a real River client on a
+// real PostgreSQL, not started, so the jobs wait in the queue); Queued
+// lists them; triage and rerun are not the fleet's and wrap ErrNotQueued.
+func TestFleetQueue(t *testing.T) {
+	ctx := context.Background()
+	url := testutil.Postgres(t)
+	dir := t.TempDir()
+	jobFile := filepath.Join(dir, "job.yaml")
+	data := []byte(`repo: .
+build: {command: make bench, artifacts: [bench]}
+run: {command: ./bench}
+metrics:
+  - {name: work_ms, regex: 'work_ms: (?P<value>[0-9.]+)', better: lower}
+`)
+	if err := os.WriteFile(jobFile, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := fleet.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	results, err := fleet.OpenResults(ctx, url, filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer results.Close()
+	srv, err := fleet.NewServer(ctx, fleet.ServerConfig{Pool: pool, Results: results, Dir: filepath.Join(dir, "server")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := FleetQueue{Server: srv, Class: "epyc"}
+	a, b := "1111111111111111111111111111111111111111", "2222222222222222222222222222222222222222"
+	base := Action{JobFile: jobFile, JobName: "job", Commits: []string{a, b}}
+
+	cmp := base
+	cmp.Kind = CompareAction
+	id, err := q.Enqueue(ctx, cmp)
+	if err != nil {
+		t.Fatalf("Enqueue(compare): %v", err)
+	}
+	bis := base
+	bis.Kind, bis.Metric = BisectAction, "work_ms"
+	bid, err := q.Enqueue(ctx, bis)
+	if err != nil {
+		t.Fatalf("Enqueue(bisect): %v", err)
+	}
+	for _, tc := range []struct {
+		id   string
+		kind string
+	}{{id, fleet.CompareArgs{}.Kind()}, {bid, fleet.BisectArgs{}.Kind()}} {
+		n, err := strconv.ParseInt(tc.id, 10, 64)
+		if err != nil {
+			t.Fatalf("id %q: %v", tc.id, err)
+		}
+		row, err := srv.River.JobGet(ctx, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row.Kind != tc.kind || row.Queue != fleet.QueueControl {
+			t.Errorf("job %d: kind %s in queue %s, want %s in %s", n, row.Kind, row.Queue, tc.kind, fleet.QueueControl)
+		}
+	}
+	res, err := srv.River.JobList(ctx, river.NewJobListParams().Kinds(fleet.CompareArgs{}.Kind()))
+	if err != nil || len(res.Jobs) != 1 {
+		t.Fatalf("compare jobs: %v, %v", res, err)
+	}
+	queued, err := q.Queued(ctx)
+	if err != nil || len(queued) != 2 {
+		t.Fatalf("Queued = %+v, %v; want the two actions", queued, err)
+	}
+	for _, k := range []ActionKind{TriageAction, RerunAction} {
+		x := base
+		x.Kind = k
+		if _, err := q.Enqueue(ctx, x); !errors.Is(err, ErrNotQueued) {
+			t.Errorf("Enqueue(%s) = %v, want ErrNotQueued (the page shows the command)", k, err)
+		}
+	}
+	gone := base
+	gone.Kind, gone.JobFile = CompareAction, filepath.Join(dir, "missing.yaml")
+	if _, err := q.Enqueue(ctx, gone); err == nil {
+		t.Error("Enqueue with a missing job file: no error")
+	}
+}

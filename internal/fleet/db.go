@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/perfbot/perfbot/internal/store"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
 )
@@ -33,14 +34,9 @@ func Connect(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	return pool, nil
 }
 
-// Redact hides a password in a database URL for messages.
-func Redact(url string) string {
-	cfg, err := pgx.ParseConfig(url)
-	if err != nil || cfg.Password == "" {
-		return url
-	}
-	return fmt.Sprintf("postgres://%s:***@%s:%d/%s", cfg.User, cfg.Host, cfg.Port, cfg.Database)
-}
+// Redact hides a password in a database URL for messages
+// (store.RedactURL).
+func Redact(url string) string { return store.RedactURL(url) }
 
 // schema holds the fleet's own tables, beside River's and the results
 // store's: the machines, content-addressed blobs (artifacts and logs) and

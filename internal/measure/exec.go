@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/perfbot/perfbot/internal/build"
 	"github.com/perfbot/perfbot/internal/job"
@@ -191,7 +192,13 @@ func lastLine(b []byte) string {
 		return ""
 	}
 	if len(l) > 200 {
-		l = l[:200] + "..."
+		// Cut on a character's boundary: half a UTF-8 sequence is
+		// text the store refuses.
+		cut := 200
+		for cut > 0 && !utf8.RuneStart(l[cut]) {
+			cut--
+		}
+		l = l[:cut] + "..."
 	}
 	return "; stderr: " + l
 }

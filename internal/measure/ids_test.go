@@ -34,3 +34,14 @@ func TestLastLineStorable(t *testing.T) {
 		t.Errorf("lastLine = %q: lost the line's text", got)
 	}
 }
+
+// TestLastLineLongUTF8: a long last line of multi-byte characters is cut
+// on a character's boundary (gcc quotes with ‘’).
+func TestLastLineLongUTF8(t *testing.T) {
+	for pad := 0; pad < 4; pad++ {
+		line := strings.Repeat("a", pad) + strings.Repeat("‘é’", 100)
+		if got := lastLine([]byte(line)); !utf8.ValidString(got) || !strings.HasSuffix(got, "...") {
+			t.Errorf("pad %d: lastLine = %q: not valid UTF-8 or not cut", pad, got)
+		}
+	}
+}

@@ -60,3 +60,21 @@ func TestBadPostgres(t *testing.T) {
 		t.Error("a plain error is a bad store")
 	}
 }
+
+// TestRedactURL: no password reaches a message, whatever the form.
+func TestRedactURL(t *testing.T) {
+	for _, in := range []string{
+		"postgres://u:hunter2@db:5432/perf",
+		"postgres://u@db/perf?password=hunter2",
+		"postgres://u:hunter2@db:notaport/perf",
+		"host=db user=u password=hunter2 dbname=perf",
+		"postgres://u:hunter2@db/perf?sslmode=bogus",
+	} {
+		if got := RedactURL(in); strings.Contains(got, "hunter2") {
+			t.Errorf("RedactURL(%q) = %q: the password shows", in, got)
+		}
+	}
+	if got := RedactURL("/tmp/x/.perfbot"); got != "/tmp/x/.perfbot" {
+		t.Errorf("a folder: %q", got)
+	}
+}

@@ -72,7 +72,7 @@ const (
 func OpenURL(ctx context.Context, target string, opt Options) (*Store, error) {
 	if !strings.HasPrefix(target, "postgres://") && !strings.HasPrefix(target, "postgresql://") {
 		if strings.Contains(target, "://") {
-			return nil, fmt.Errorf("store: open %s: unknown kind of store (want a postgres:// URL or a folder)", redactURL(target))
+			return nil, fmt.Errorf("store: open %s: unknown kind of store (want a postgres:// URL or a folder)", RedactURL(target))
 		}
 		if opt.Dir != "" || opt.Schema != "" {
 			return nil, fmt.Errorf("store: open %s: a folder store takes no Options.Dir or Options.Schema", target)
@@ -95,7 +95,7 @@ func openPostgres(ctx context.Context, target string, opt Options) (*Store, erro
 	if schema == "" {
 		schema = DefaultSchema
 	}
-	desc := fmt.Sprintf("%s (schema %s)", redactURL(target), schema)
+	desc := fmt.Sprintf("%s (schema %s)", RedactURL(target), schema)
 	if err := checkText("schema", schema); err != nil || len(schema) > 63 {
 		return nil, fmt.Errorf("store: open %s: schema name %q is not 1 to 63 bytes of UTF-8", desc, schema)
 	}
@@ -174,11 +174,17 @@ func (s *Store) setResults(results string) error {
 	return nil
 }
 
-// redactURL returns the URL target without its password, for messages.
-func redactURL(target string) string {
+// RedactURL returns a database URL (or a store folder) for messages,
+// without its password: a postgres:// URL with the password masked, or,
+// for a string that is not one and mentions a password (a key=value
+// connection string, a URL that does not parse), a phrase instead of it.
+func RedactURL(target string) string {
 	u, err := url.Parse(target)
-	if err != nil {
-		return "the database URL (which does not parse as a URL)"
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		if err != nil || strings.Contains(strings.ToLower(target), "password") {
+			return "the database connection string (not shown: it may hold a password)"
+		}
+		return target
 	}
 	if q := u.Query(); q.Has("password") {
 		q.Set("password", "xxxxx")

@@ -170,7 +170,7 @@ func (s *Server) complete(ctx context.Context, a *Action) error {
 	case n < 0 && len(a.Commits) < -n:
 		return errorf(http.StatusBadRequest, "%s takes at least %d commits, not %d", a.Kind, -n, len(a.Commits))
 	}
-	je, err := s.cat.job(a.Job)
+	je, err := s.cat.job(ctx, a.Job)
 	if err != nil {
 		return err
 	}

@@ -23,9 +23,14 @@ import (
 // or the watch file names.
 type catalog struct {
 	watch  *watch.Config
-	stores []*source
-	jobs   []*jobEntry
-	byID   map[string]*jobEntry
+	stores []*source // fixed once newCatalog returns
+
+	// jobs and byID grow when a store gains a job (refresh): read them
+	// through list and job.
+	jmu       sync.RWMutex
+	jobs      []*jobEntry
+	byID      map[string]*jobEntry
+	refreshMu sync.Mutex // one refresh at a time
 
 	mu         sync.Mutex
 	branchLs   map[string]branchList // first-parent lists by repo and branch
@@ -87,25 +92,43 @@ func newCatalog(ctx context.Context, w *watch.Config, dirs []string, opened []*s
 		c.stores = append(c.stores, &source{dir: st.Path(), st: st, opened: true})
 	}
 	// Every job a store holds, beside those of the watch file.
+	if err := c.refresh(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// refresh adds the jobs the stores gained since they were last read (a
+// comparison submitted to the fleet after perfbot serve started, a watch
+// whose store did not exist yet): one query of each store's job keys, and
+// one per new job.
+func (c *catalog) refresh(ctx context.Context) error {
+	c.refreshMu.Lock()
+	defer c.refreshMu.Unlock()
 	for _, src := range c.stores {
 		st, err := src.open()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if st == nil {
 			continue
 		}
 		keys, err := st.JobKeys(ctx)
 		if err != nil {
-			return nil, err
+			return err
 		}
+		c.jmu.RLock()
+		var fresh []string
 		for _, k := range keys {
-			if slices.ContainsFunc(c.jobs, func(je *jobEntry) bool { return je.Key == k && je.src == src }) {
-				continue
+			if !slices.ContainsFunc(c.jobs, func(je *jobEntry) bool { return je.Key == k && je.src == src }) {
+				fresh = append(fresh, k)
 			}
+		}
+		c.jmu.RUnlock()
+		for _, k := range fresh {
 			name, spec, err := st.GetJob(ctx, k)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			je := &jobEntry{Key: k, Name: name, Alpha: watch.DefaultAlpha, Effect: watch.DefaultEffect, Report: "regressions", src: src}
 			var j job.Job
@@ -115,7 +138,23 @@ func newCatalog(ctx context.Context, w *watch.Config, dirs []string, opened []*s
 			c.add(je)
 		}
 	}
-	return c, nil
+	return nil
+}
+
+// list is the jobs, as of now (refreshed: the caller lists them to a
+// person, who expects the jobs stored since).
+func (c *catalog) list(ctx context.Context) ([]*jobEntry, error) {
+	if err := c.refresh(ctx); err != nil {
+		return nil, err
+	}
+	return c.snapshot(), nil
+}
+
+// snapshot is the jobs known, without asking the stores.
+func (c *catalog) snapshot() []*jobEntry {
+	c.jmu.RLock()
+	defer c.jmu.RUnlock()
+	return slices.Clone(c.jobs)
 }
 
 // source returns the store of dir, added once.
@@ -131,6 +170,8 @@ func (c *catalog) source(dir string) *source {
 }
 
 func (c *catalog) add(je *jobEntry) {
+	c.jmu.Lock()
+	defer c.jmu.Unlock()
 	je.ID = je.Key
 	for n := 2; c.byID[je.ID] != nil; n++ {
 		je.ID = fmt.Sprintf("%s-%d", je.Key, n)
@@ -171,8 +212,22 @@ func (c *catalog) close() error {
 	return errors.Join(errs...)
 }
 
-// job finds a job by its URL id, or by its name when one job has it.
-func (c *catalog) job(id string) (*jobEntry, error) {
+// job finds a job by its URL id, or by its name when one job has it; the
+// stores are asked again when neither is known (a job stored since).
+func (c *catalog) job(ctx context.Context, id string) (*jobEntry, error) {
+	je, err := c.find(id)
+	if err == nil {
+		return je, nil
+	}
+	if rerr := c.refresh(ctx); rerr != nil {
+		return nil, rerr
+	}
+	return c.find(id)
+}
+
+func (c *catalog) find(id string) (*jobEntry, error) {
+	c.jmu.RLock()
+	defer c.jmu.RUnlock()
 	if je := c.byID[id]; je != nil {
 		return je, nil
 	}

@@ -67,7 +67,7 @@ func (s *Server) compare(r *http.Request) (*CompareView, error) {
 	if q.Get("job") == "" {
 		return nil, errorf(http.StatusBadRequest, "parameter job is missing: which job's runs to compare (its id, from /api/jobs)")
 	}
-	je, err := s.cat.job(q.Get("job"))
+	je, err := s.cat.job(r.Context(), q.Get("job"))
 	if err != nil {
 		return nil, err
 	}

@@ -139,7 +139,7 @@ func (s *Server) resolveHistory(r *http.Request) (*historyReq, error) {
 	if err := onlyParams(q, "metric", "variant", "branch", "from", "to", "width"); err != nil {
 		return nil, err
 	}
-	je, err := s.cat.job(r.PathValue("job"))
+	je, err := s.cat.job(r.Context(), r.PathValue("job"))
 	if err != nil {
 		return nil, err
 	}

@@ -117,6 +117,10 @@ func (s *Server) jobsAPI(r *http.Request) (any, error) {
 func (s *Server) overview(ctx context.Context) (*Overview, error) {
 	o := &Overview{ReadOnly: s.cfg.Token == "", Queue: s.cfg.Queue != nil, Jobs: []JobSummary{}, Findings: []FindingSummary{}, Running: []Activity{},
 		Actions: []*ActionView{}}
+	jobs, err := s.cat.list(ctx) // with the jobs stored since the last look
+	if err != nil {
+		return nil, err
+	}
 	if s.cat.watch != nil {
 		o.Watch = s.cat.watch.File
 		if av := s.offer(ctx, "Run a watch cycle now", Action{Kind: RerunAction}); av != nil {
@@ -138,7 +142,7 @@ func (s *Server) overview(ctx context.Context) (*Overview, error) {
 	}
 	o.Findings = fs[:min(len(fs), maxFindings)]
 	cycles := map[int64]*Cycle{}
-	for _, je := range s.cat.jobs {
+	for _, je := range jobs {
 		js := JobSummary{ID: je.ID, Key: je.Key, Name: je.Name, File: je.File, Store: je.src.dir, Watched: je.Watched,
 			Metrics: []MetricRef{}, Histories: []HistoryRef{}, Findings: counts[je.ID][0], Dismissed: counts[je.ID][1]}
 		for _, m := range s.cat.metrics(ctx, je) {
@@ -315,6 +319,8 @@ func (s *Server) findings(ctx context.Context) ([]FindingSummary, error) {
 // jobNamed is the job of a store with the given name (a finding names its
 // job so).
 func (c *catalog) jobNamed(src *source, name string) *jobEntry {
+	c.jmu.RLock()
+	defer c.jmu.RUnlock()
 	for _, je := range c.jobs {
 		if je.src == src && je.Name == name {
 			return je

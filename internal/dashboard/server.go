@@ -126,7 +126,7 @@ func (s *Server) guard(h http.Handler) http.Handler {
 // returns when done or when ctx ends. perfbot serve runs it in the
 // background.
 func (s *Server) Warm(ctx context.Context) {
-	for _, je := range s.cat.jobs {
+	for _, je := range s.cat.snapshot() {
 		for _, v := range s.cat.variants(ctx, je) {
 			for _, b := range s.cat.branches(ctx, je, v) {
 				if ctx.Err() != nil {

@@ -159,6 +159,7 @@ func serveFleet(ctx context.Context, a *app, cfg *dashboard.Config, db, class, d
 		return nil, err
 	}
 	cfg.Open = append(cfg.Open, results)
+	cfg.DB = db
 	if class != "" {
 		cfg.Queue = dashboard.FleetQueue{Server: srv, Class: class}
 	}

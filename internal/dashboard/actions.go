@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"time"
@@ -50,6 +51,16 @@ type Action struct {
 	// Matrix is true when the job file holds several atomic jobs (the
 	// command then names this one with --job).
 	Matrix bool `json:"matrix,omitempty"`
+	// Database is true when the job's store is a database (the fleet's
+	// PostgreSQL store), which no --store names: Store then describes it,
+	// and DB is its URL without the password when the server knows it
+	// (Config.DB), for perfbot submit. Class is the fleet's machine class
+	// of the server's queue ("" without one).
+	Database bool   `json:"database,omitempty"`
+	DB       string `json:"db,omitempty"`
+	Class    string `json:"class,omitempty"`
+	// dbPassword: the database's URL had a password, left out of DB.
+	dbPassword bool
 }
 
 // Enqueuer puts an action on the job queue (the fleet's River queue) and
@@ -82,6 +93,9 @@ type Queued struct {
 // Command is the perfbot command line that does the action, quoted for
 // the shell: what the page shows when no queue is wired.
 func (a Action) Command() string {
+	if a.Database && a.Kind != RerunAction {
+		return a.databaseCommand()
+	}
 	q := job.ShellQuote
 	args := []string{"perfbot"}
 	jobArgs := func() {
@@ -123,6 +137,45 @@ func (a Action) Command() string {
 		args = append(args, "watch", q(a.Watch), "--once")
 	}
 	return strings.Join(args, " ")
+}
+
+// databaseCommand is the command of an action on a job whose store is a
+// database. A comparison or bisection is submitted to the fleet (perfbot
+// submit, when the server knows the database's URL and the job file holds
+// one job), so that its results land in that database; otherwise (triage
+// is no fleet job yet) the command runs on a machine with the job's
+// repository, into the store next to its job file, and a shell comment
+// after it says so.
+func (a Action) databaseCommand() string {
+	q := job.ShellQuote
+	if a.DB == "" || a.Matrix || (a.Kind != CompareAction && a.Kind != BisectAction) {
+		local := a
+		local.Database, local.Store = false, ""
+		return local.Command() + "  # on a machine with the job's repository: its results go to the .perfbot next to the job file, not to the fleet's database"
+	}
+	class := a.Class
+	if class == "" {
+		class = "CLASS" // perfbot serve --db has no --class: which machines is the submitter's choice
+	}
+	args := []string{"perfbot", "submit", string(a.Kind), "--db", q(a.DB), "--class", q(class), q(a.JobFile)}
+	switch a.Kind {
+	case CompareAction:
+		for _, c := range a.Commits {
+			args = append(args, q(gitrev.Short(c)))
+		}
+	case BisectAction:
+		if len(a.Commits) == 2 {
+			args = append(args, "--good", q(gitrev.Short(a.Commits[0])), "--bad", q(gitrev.Short(a.Commits[1])))
+		}
+		if a.Metric != "" {
+			args = append(args, "--metric", q(a.Metric))
+		}
+	}
+	cmd := strings.Join(args, " ")
+	if a.dbPassword {
+		cmd += "  # the database's password: PGPASSWORD or ~/.pgpass"
+	}
+	return cmd
 }
 
 // actionAPI is POST /api/actions: checks the action, fills in its job,
@@ -189,11 +242,23 @@ func (s *Server) complete(ctx context.Context, a *Action) error {
 			return err
 		}
 	}
+	s.fillJob(a, je)
+	return nil
+}
+
+// fillJob fills in the action's job and where its results are stored.
+func (s *Server) fillJob(a *Action, je *jobEntry) {
 	a.JobFile, a.JobName, a.JobKey, a.Store = je.File, je.Name, je.Key, je.src.dir
+	a.Database, a.DB, a.dbPassword, a.Class = je.src.database, "", false, ""
+	if a.Database {
+		a.DB, a.dbPassword = withoutPassword(s.cfg.DB)
+		if fq, ok := s.cfg.Queue.(FleetQueue); ok {
+			a.Class = fq.Class
+		}
+	}
 	if jobs, err := job.Load(je.File); err == nil && len(jobs) > 1 {
 		a.Matrix = true
 	}
-	return nil
 }
 
 // ActionView is an action offered on a page: its command, and whether the
@@ -211,4 +276,25 @@ func (s *Server) offer(ctx context.Context, label string, a Action) *ActionView 
 		return nil
 	}
 	return &ActionView{Label: label, Action: a, Command: a.Command()}
+}
+
+// withoutPassword is a database URL without its password (a command shown
+// on a page must not show it; libpq's PGPASSWORD or ~/.pgpass give it),
+// and whether it had one; "" for what is not a postgres:// URL.
+func withoutPassword(db string) (string, bool) {
+	u, err := url.Parse(db)
+	if db == "" || err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return "", false
+	}
+	had := false
+	if u.User != nil {
+		_, had = u.User.Password()
+		u.User = url.User(u.User.Username())
+	}
+	if q := u.Query(); q.Has("password") {
+		had = true
+		q.Del("password")
+		u.RawQuery = q.Encode()
+	}
+	return u.String(), had
 }

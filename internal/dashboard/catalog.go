@@ -45,6 +45,8 @@ type source struct {
 	memo history.Memo
 	// opened: the caller opened the store and closes it.
 	opened bool
+	// database: the store is a database (PostgreSQL), not a folder.
+	database bool
 }
 
 // jobEntry is one atomic job.
@@ -89,7 +91,13 @@ func newCatalog(ctx context.Context, w *watch.Config, dirs []string, opened []*s
 		c.source(abs)
 	}
 	for _, st := range opened {
-		c.stores = append(c.stores, &source{dir: st.Path(), st: st, opened: true})
+		src := &source{dir: st.Dir(), st: st, opened: true}
+		if st.Path() != filepath.Join(st.Dir(), store.DBName) {
+			// A database: named by its (redacted) URL, not by the folder
+			// it keeps its files in.
+			src.dir, src.database = st.Path(), true
+		}
+		c.stores = append(c.stores, src)
 	}
 	// Every job a store holds, beside those of the watch file.
 	if err := c.refresh(ctx); err != nil {

@@ -100,8 +100,9 @@ func (s *Server) compare(r *http.Request) (*CompareView, error) {
 		if tab == nil {
 			return nil, err
 		}
-		return nil, errorf(http.StatusNotFound, "job %s: %v; measure them with: %s", je.Name, noRunText(err),
-			Action{Kind: CompareAction, JobFile: je.File, Store: je.src.dir, Commits: hashes(v.Commits)}.Command())
+		a := Action{Kind: CompareAction, Commits: hashes(v.Commits)}
+		s.fillJob(&a, je)
+		return nil, errorf(http.StatusNotFound, "job %s: %v; measure them with: %s", je.Name, noRunText(err), a.Command())
 	}
 	for i, col := range tab.Columns {
 		v.Commits[i].Runs, v.Commits[i].Failed = col.Runs, col.Failed

@@ -2,7 +2,11 @@ package dashboard
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/perfbot/perfbot/internal/store"
@@ -28,7 +32,7 @@ func TestPostgresStore(t *testing.T) {
 		}
 		return 1
 	}}
-	testutil.SyntheticHistory(t, st, spec)
+	hashes := testutil.SyntheticHistory(t, st, spec)
 	srv, err := New(ctx, Config{Open: []*store.Store{st}})
 	if err != nil {
 		t.Fatal(err)
@@ -55,10 +59,48 @@ func TestPostgresStore(t *testing.T) {
 	if hv.Total != 16 {
 		t.Errorf("after a cycle of 4 more commits the history has %d points, want 16", hv.Total)
 	}
+	t.Run("Actions", func(t *testing.T) { testDatabaseActions(t, st, spec.Job, hashes) })
 	if err := srv.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.TestedVariants(ctx, spec.Job); err != nil {
 		t.Errorf("the server closed the store its caller opened: %v", err)
+	}
+}
+
+// testDatabaseActions: the commands offered for a job of a database store
+// name no --store (which takes a folder): comparisons and bisections are
+// submitted to the fleet's database (without its password), a triage runs
+// where the job's repository is and says where its results go.
+func testDatabaseActions(t *testing.T, st *store.Store, key string, hashes []string) {
+	ctx := context.Background()
+	if err := st.PutJob(ctx, key, "synthetic", []byte(`{"Name":"synthetic","File":"/srv/jobs/bench.yaml"}`)); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(ctx, Config{Open: []*store.Store{st}, DB: "postgres://perf:s3cret@db:5432/perfbot?sslmode=disable", Token: "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	a, b := hashes[5][:12], hashes[6][:12]
+	for _, tt := range []struct{ body, want string }{
+		{`{"kind": "compare", "job": "synthetic", "commits": ["` + a + `", "` + b + `"]}`,
+			"perfbot submit compare --db 'postgres://perf@db:5432/perfbot?sslmode=disable' --class CLASS /srv/jobs/bench.yaml " + a + " " + b +
+				"  # the database's password: PGPASSWORD or ~/.pgpass"},
+		{`{"kind": "bisect", "job": "synthetic", "commits": ["` + a + `", "` + b + `"], "metric": "work_ms"}`,
+			"perfbot submit bisect --db 'postgres://perf@db:5432/perfbot?sslmode=disable' --class CLASS /srv/jobs/bench.yaml --good " + a + " --bad " + b +
+				" --metric work_ms  # the database's password: PGPASSWORD or ~/.pgpass"},
+		{`{"kind": "triage", "job": "synthetic", "commits": ["` + a + `", "` + b + `"], "metric": "work_ms"}`,
+			"perfbot triage /srv/jobs/bench.yaml " + a + " " + b + " --metric work_ms" +
+				"  # on a machine with the job's repository: its results go to the .perfbot next to the job file, not to the fleet's database"},
+	} {
+		req := httptest.NewRequest("POST", "/api/actions", strings.NewReader(tt.body))
+		req.Header.Set("Authorization", "Bearer tok")
+		w := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(w, req)
+		var na struct{ Command string }
+		if w.Code != http.StatusNotImplemented || json.Unmarshal(w.Body.Bytes(), &na) != nil || na.Command != tt.want {
+			t.Errorf("%s: %d %s\nwant the command %q", tt.body, w.Code, w.Body, tt.want)
+		}
 	}
 }

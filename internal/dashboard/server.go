@@ -34,6 +34,10 @@ type Config struct {
 	// store.OpenURL), served with every job they hold; the caller closes
 	// them.
 	Open []*store.Store
+	// DB is the URL of the database store among Open (perfbot serve
+	// --db): the commands shown for its jobs submit to it (without its
+	// password).
+	DB string
 	// Token, when set, allows writes to whoever sends it as a bearer token
 	// (PERFBOT_TOKEN); without it the server is read-only.
 	Token string

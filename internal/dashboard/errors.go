@@ -42,13 +42,14 @@ func status(err error) (int, string) {
 	return http.StatusInternalServerError, "internal error: " + err.Error()
 }
 
-// fail answers with err: JSON under /api/, else the error page.
+// fail answers with err: JSON for an API path (the dashboard's /api/, a
+// mounted handler's such as /fleet/api/), else the error page.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	code, msg := status(err)
 	if code >= 500 {
 		s.logf("%s %s: %v", r.Method, r.URL, err)
 	}
-	if strings.HasPrefix(r.URL.Path, "/api/") {
+	if isAPI(r.URL.Path) {
 		body := map[string]any{"error": msg, "status": code}
 		var he *httpError
 		if errors.As(err, &he) && he.command != "" {
@@ -136,4 +137,10 @@ func (s *Server) svg(build func(*http.Request) ([]byte, error)) http.HandlerFunc
 		w.Header().Set("Cache-Control", "no-store")
 		_, _ = w.Write(data)
 	}
+}
+
+// isAPI reports whether path is an API's: /api/ or, under a mount, any
+// folder named api.
+func isAPI(path string) bool {
+	return strings.HasPrefix(path, "/api/") || strings.Contains(path, "/api/")
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/perfbot/perfbot/internal/compare"
 	"github.com/perfbot/perfbot/internal/plot"
 	"github.com/perfbot/perfbot/internal/report"
+	"github.com/perfbot/perfbot/internal/store"
 )
 
 // CompareView compares the stored runs of commits (GET /api/compare).
@@ -42,6 +43,9 @@ type CompareCommit struct {
 	Variant string `json:"variant"` // the store's variant id; "" plain
 	Runs    int    `json:"runs"`
 	Failed  int    `json:"failed"`
+	// Machines are the machines that took its runs, sorted ("" for runs
+	// that recorded none: those of a perfbot without a fleet).
+	Machines []string `json:"machines"`
 }
 
 // maxColumns is the most commits one comparison takes.
@@ -106,6 +110,11 @@ func (s *Server) compare(r *http.Request) (*CompareView, error) {
 	}
 	for i, col := range tab.Columns {
 		v.Commits[i].Runs, v.Commits[i].Failed = col.Runs, col.Failed
+	}
+	if note, err := machines(ctx, st, je.Key, v.Commits); err != nil {
+		return nil, err
+	} else if note != "" {
+		v.Notes = append(v.Notes, note)
 	}
 	ms := s.cat.metrics(ctx, je)
 	for _, m := range ms {
@@ -206,4 +215,48 @@ func hashes(cs []CompareCommit) []string {
 // noRunText words compare's "no run succeeded" for a page.
 func noRunText(err error) string {
 	return strings.Replace(err.Error(), " (see the failures above)", "", 1)
+}
+
+// machines fills in the machines that took each commit's runs and says,
+// when they are more than one, what that does to the comparison ("" when
+// one machine, or none recorded, took them all).
+func machines(ctx context.Context, st *store.Store, jobKey string, cs []CompareCommit) (string, error) {
+	all := map[string]bool{}
+	for i := range cs {
+		recs, err := st.RunsWithoutValues(ctx, jobKey, cs[i].Commit, cs[i].Variant)
+		if err != nil {
+			return "", err
+		}
+		cs[i].Machines = []string{}
+		for _, r := range recs {
+			if !slices.Contains(cs[i].Machines, r.Machine) {
+				cs[i].Machines = append(cs[i].Machines, r.Machine)
+			}
+			all[r.Machine] = true
+		}
+		slices.Sort(cs[i].Machines)
+	}
+	if len(all) < 2 {
+		return "", nil
+	}
+	var each []string
+	for _, c := range cs {
+		each = append(each, c.Short+" on "+machineList(c.Machines))
+	}
+	return fmt.Sprintf("these runs come from %d machines (%s): runs of different machines never pair, and where a commit's runs or the base's are another machine's, their medians differ by the machines' speed as well as by the commits", len(all), strings.Join(each, "; ")), nil
+}
+
+// machineList names machines for a note.
+func machineList(ms []string) string {
+	names := make([]string, len(ms))
+	for i, m := range ms {
+		names[i] = m
+		if m == "" {
+			names[i] = "a machine not recorded"
+		}
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }

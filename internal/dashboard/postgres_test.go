@@ -6,9 +6,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/perfbot/perfbot/internal/metric"
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/testutil"
 )
@@ -59,6 +61,7 @@ func TestPostgresStore(t *testing.T) {
 	if hv.Total != 16 {
 		t.Errorf("after a cycle of 4 more commits the history has %d points, want 16", hv.Total)
 	}
+	t.Run("Machines", func(t *testing.T) { testCompareMachines(t, h, st, spec.Job, hashes) })
 	t.Run("Actions", func(t *testing.T) { testDatabaseActions(t, st, spec.Job, hashes) })
 	if err := srv.Close(); err != nil {
 		t.Fatal(err)
@@ -102,5 +105,46 @@ func testDatabaseActions(t *testing.T, st *store.Store, key string, hashes []str
 		if w.Code != http.StatusNotImplemented || json.Unmarshal(w.Body.Bytes(), &na) != nil || na.Command != tt.want {
 			t.Errorf("%s: %d %s\nwant the command %q", tt.body, w.Code, w.Body, tt.want)
 		}
+	}
+}
+
+// testCompareMachines: the compare page says which machines took each
+// commit's runs, and warns when they are more than one.
+func testCompareMachines(t *testing.T, h http.Handler, st *store.Store, key string, hashes []string) {
+	ctx := context.Background()
+	path := "/api/compare?job=synthetic&c=" + hashes[5][:12] + "&c=" + hashes[6][:12]
+	get := func() CompareView {
+		t.Helper()
+		code, body := serve(h, path)
+		var cv CompareView
+		if code != 200 || jsonUnmarshal(body, &cv) != nil {
+			t.Fatalf("%s: %d %s", path, code, body)
+		}
+		return cv
+	}
+	cv := get()
+	for _, n := range cv.Notes {
+		if strings.Contains(n, "machines") {
+			t.Errorf("runs of one machine: %q", n)
+		}
+	}
+	// A fleet's worker measures the changed commit again.
+	for r := range 3 {
+		rec := &store.RunRecord{RunKey: store.RunKey{Job: key, Commit: hashes[6], Index: 100 + r}, Status: store.RunOK, CPU: -1,
+			Session: "fleet-1", Machine: "bench-07", Values: []metric.Value{{Name: "work_ms", Unit: "ms", Better: metric.LowerIsBetter, Value: 0.8}}}
+		if err := st.PutRun(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cv = get()
+	if m := cv.Commits[1].Machines; len(m) != 2 || m[0] != "" || m[1] != "bench-07" || len(cv.Commits[0].Machines) != 1 {
+		t.Errorf("machines %q and %q", cv.Commits[0].Machines, m)
+	}
+	if !slices.ContainsFunc(cv.Notes, func(n string) bool { return strings.Contains(n, "come from 2 machines") && strings.Contains(n, "bench-07") }) {
+		t.Errorf("no note says the runs come from 2 machines: %q", cv.Notes)
+	}
+	code, body := serve(h, strings.Replace(path, "/api/compare", "/compare", 1))
+	if code != 200 || !strings.Contains(string(body), "come from 2 machines") || !strings.Contains(string(body), `<span class="machines">(not recorded), bench-07</span>`) {
+		t.Errorf("the compare page: %d\n%s", code, body)
 	}
 }

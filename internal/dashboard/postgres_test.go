@@ -140,7 +140,9 @@ func testCompareMachines(t *testing.T, h http.Handler, st *store.Store, key stri
 	if m := cv.Commits[1].Machines; len(m) != 2 || m[0] != "" || m[1] != "bench-07" || len(cv.Commits[0].Machines) != 1 {
 		t.Errorf("machines %q and %q", cv.Commits[0].Machines, m)
 	}
-	if !slices.ContainsFunc(cv.Notes, func(n string) bool { return strings.Contains(n, "come from 2 machines") && strings.Contains(n, "bench-07") }) {
+	if !slices.ContainsFunc(cv.Notes, func(n string) bool {
+		return strings.Contains(n, "come from 2 machines") && strings.Contains(n, "bench-07")
+	}) {
 		t.Errorf("no note says the runs come from 2 machines: %q", cv.Notes)
 	}
 	code, body := serve(h, strings.Replace(path, "/api/compare", "/compare", 1))

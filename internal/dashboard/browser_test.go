@@ -3,9 +3,13 @@ package dashboard
 import (
 	"bytes"
 	"context"
+	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +17,9 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/input"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/perfbot/perfbot/internal/testutil"
@@ -31,14 +38,15 @@ type browser struct {
 	profile string
 	shots   string
 
-	mu     sync.Mutex
-	errors []string
+	mu       sync.Mutex
+	errors   []string
+	inflight map[network.RequestID]string // the page's requests not answered yet, by id: their URLs
 }
 
 func newBrowser(t *testing.T) *browser {
 	testutil.NeedTool(t, "chromium")
 	path, _ := exec.LookPath("chromium")
-	b := &browser{t: t, profile: filepath.Join(t.TempDir(), "profile"), shots: os.Getenv(ScreenshotsEnv)}
+	b := &browser{t: t, inflight: map[network.RequestID]string{}, profile: filepath.Join(t.TempDir(), "profile"), shots: os.Getenv(ScreenshotsEnv)}
 	if b.shots == "" {
 		b.shots = t.ArtifactDir()
 	}
@@ -65,19 +73,50 @@ func newBrowser(t *testing.T) *browser {
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatal(err)
 	}
-	go func() {
-		for m, err := range chromedp.Console(ctx) {
-			if err != nil {
-				return
-			}
-			if m.Type == chromedp.ConsoleError || m.IsException() {
-				b.mu.Lock()
-				b.errors = append(b.errors, m.String())
-				b.mu.Unlock()
-			}
-		}
-	}()
+	// Listen, not chromedp.Console: its func sees every event that came
+	// before the reply to a command by the time the command returns, which
+	// settle relies on.
+	if err := chromedp.Listen(ctx, b.event); err != nil {
+		t.Fatal(err)
+	}
 	return b
+}
+
+// event keeps the console's errors and the requests in flight.
+func (b *browser) event(ev any) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch e := ev.(type) {
+	case *runtime.EventConsoleAPICalled:
+		if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeAssert {
+			var args []string
+			for _, a := range e.Args {
+				if a.Value != nil {
+					args = append(args, string(a.Value))
+				} else {
+					args = append(args, a.Description)
+				}
+			}
+			b.errors = append(b.errors, "error: "+strings.Join(args, " "))
+		}
+	case *runtime.EventExceptionThrown:
+		d := e.ExceptionDetails
+		msg := d.Text
+		if d.Exception != nil {
+			msg += " " + d.Exception.Description
+		}
+		b.errors = append(b.errors, "exception: "+msg)
+	case *cdplog.EventEntryAdded:
+		if e.Entry.Level == cdplog.EntryLevelError {
+			b.errors = append(b.errors, "error: "+e.Entry.Text+" "+e.Entry.URL)
+		}
+	case *network.EventRequestWillBeSent:
+		b.inflight[e.RequestID] = e.Request.URL
+	case *network.EventLoadingFinished:
+		delete(b.inflight, e.RequestID)
+	case *network.EventLoadingFailed:
+		delete(b.inflight, e.RequestID)
+	}
 }
 
 // checkGone fails the test when a Chromium process of this browser (its
@@ -106,10 +145,30 @@ func (b *browser) checkGone() {
 	}
 }
 
-// consoleErrors returns and forgets the errors seen so far, after letting
-// late ones arrive.
+// consoleErrors returns and forgets the errors seen so far, once the page
+// has settled: loaded, with none of its requests (a script's fetch
+// included) in flight, twice in a row, so that an error of a late load or
+// of a script's answer is in.
 func (b *browser) consoleErrors() []string {
-	time.Sleep(200 * time.Millisecond)
+	b.t.Helper()
+	deadline := time.Now().Add(stepTimeout)
+	for quiet := 0; quiet < 2; {
+		// A command's reply comes after the events before it, which
+		// event has seen when it returns.
+		state := run(b, "ready state", chromedp.Evaluate[string](`document.readyState`))
+		b.mu.Lock()
+		pending := slices.Collect(maps.Values(b.inflight))
+		b.mu.Unlock()
+		if state == "complete" && len(pending) == 0 {
+			quiet++
+			continue
+		}
+		quiet = 0
+		if time.Now().After(deadline) {
+			b.t.Fatalf("the page did not settle in %v: %s, requests in flight %q", stepTimeout, state, pending)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	out := b.errors
@@ -199,6 +258,21 @@ func testBrowser(t *testing.T, f *fixture) {
 	b.shot("error-404")
 	if errs := b.consoleErrors(); len(errs) == 0 {
 		t.Error("a 404 page left no console error: the console check sees nothing")
+	}
+	// A late error (a script's request answered with a 404 after 500 ms)
+	// is seen too: the check waits for the page's requests, not a time.
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			time.Sleep(500 * time.Millisecond)
+			http.NotFound(w, r)
+			return
+		}
+		f.srv.Handler().ServeHTTP(w, r)
+	}))
+	defer slow.Close()
+	b.do("a late failure", chromedp.Navigate(slow.URL+"/"), visible("#findings"), chromedp.Evaluate[chromedp.Void](`fetch('/slow'), undefined`))
+	if errs := b.consoleErrors(); !slices.ContainsFunc(errs, func(e string) bool { return strings.Contains(e, "/slow") || strings.Contains(e, "404") }) {
+		t.Errorf("a request that failed 500 ms after the page loaded left no console error (seen: %q)", errs)
 	}
 
 	b.page("overview", f.ts.URL+"/", "#findings")

@@ -187,13 +187,13 @@ func simulateAnchor(r *rand.Rand, n, k, rounds int, nz anchorNoise, jc JobConfig
 		}
 		start = end
 		// This cycle's detection, over the history so far.
-		for _, i := range changes(s, jc) {
-			if _, ok := rep.direct[i]; !ok {
-				noteReport(rep.chain, i, len(s.Points))
+		for _, sp := range changes(s, jc) {
+			if _, ok := rep.direct[sp.To]; !ok {
+				noteReport(rep.chain, sp.To, len(s.Points))
 			}
 		}
-		for _, i := range anchorChanges(s, jc) {
-			noteReport(rep.anchor, i, len(s.Points))
+		for _, sp := range anchorChanges(s, jc) {
+			noteReport(rep.anchor, sp.To, len(s.Points))
 		}
 	}
 	return rep, truth

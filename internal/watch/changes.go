@@ -8,8 +8,13 @@ import (
 	"github.com/perfbot/perfbot/internal/history"
 )
 
-// changes returns the indices k of the history's points that start a
-// change (between point k-1 and k), oldest first. Two detectors (three
+// span is where a change lies: between the history's points From and To
+// (From < To; To-1 unless points between them have no ratio to the
+// anchor, so that the change may be at any commit after From up to To).
+type span struct{ From, To int }
+
+// changes returns the spans of the history's points where a change
+// starts, oldest first, one per end point To. Two detectors (three
 // with an anchor), any suffices (every candidate is confirmed by
 // bisection's check and triaged before anyone is told):
 //
@@ -23,15 +28,15 @@ import (
 //     job's effect;
 //   - with the job's anchor: E-divisive means over the ratios to the
 //     anchor (anchorChanges).
-func changes(s *history.Series, jc JobConfig) []int {
-	var out []int
+func changes(s *history.Series, jc JobConfig) []span {
+	var out []span
 	for k := 1; k < len(s.Points); k++ {
 		p := s.Points[k]
 		if p.NewChain || p.Ref != s.Points[k-1].Commit.Hash {
 			continue // not measured against its predecessor in the history
 		}
 		if p.P > 0 && p.P < jc.Alpha && math.Abs(p.Step) >= jc.Effect {
-			out = append(out, k)
+			out = append(out, span{k - 1, k})
 		}
 	}
 	if len(s.Points) < 2 {
@@ -59,22 +64,23 @@ func changes(s *history.Series, jc JobConfig) []int {
 		}
 		steps = append(steps, st)
 	}
-	add := func(k int) {
-		if !slices.Contains(out, k) && k >= 1 && k < len(s.Points) {
-			out = append(out, k)
+	// One span per end point: the narrowest (a step's, found first).
+	add := func(sp span) {
+		if !slices.ContainsFunc(out, func(o span) bool { return o.To == sp.To }) && sp.From >= 0 && sp.From < sp.To && sp.To < len(s.Points) {
+			out = append(out, sp)
 		}
 	}
 	if chain, err := changepoint.FromSteps(s.Points[0].Level, steps, 1-jc.Alpha); err == nil {
 		for _, cp := range changepoint.Detect(chain, changepoint.Options{MinMagnitude: jc.Effect / 100}) {
-			add(cp.Index)
+			add(span{cp.Index - 1, cp.Index})
 		}
 	}
 	if jc.Anchor {
-		for _, k := range anchorChanges(s, jc) {
-			add(k)
+		for _, sp := range anchorChanges(s, jc) {
+			add(sp)
 		}
 	}
-	slices.Sort(out)
+	slices.SortFunc(out, func(a, b span) int { return a.To - b.To })
 	return out
 }
 
@@ -82,8 +88,10 @@ func changes(s *history.Series, jc JobConfig) []int {
 // anchor (those whose session measured it), which are comparable across
 // sessions with independent errors, so a segment's points pool: a change
 // too small or too noisy for one step's test shows once a few points on
-// each side of it are in (changepoint.Options.MinSize).
-func anchorChanges(s *history.Series, jc JobConfig) []int {
+// each side of it are in (changepoint.Options.MinSize). A change between
+// two ratios spans the points between them that have none (their sessions
+// did not measure the anchor): it may lie at any of them.
+func anchorChanges(s *history.Series, jc JobConfig) []span {
 	var pts []changepoint.Point
 	var idx []int // point index of each ratio
 	for k, p := range s.Points {
@@ -103,9 +111,11 @@ func anchorChanges(s *history.Series, jc JobConfig) []int {
 	if err != nil {
 		return nil
 	}
-	var out []int
+	var out []span
 	for _, cp := range changepoint.Detect(vs, changepoint.Options{MinMagnitude: jc.Effect / 100}) {
-		out = append(out, idx[cp.Index])
+		if cp.Index >= 1 {
+			out = append(out, span{idx[cp.Index-1], idx[cp.Index]})
+		}
 	}
 	return out
 }

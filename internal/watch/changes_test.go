@@ -40,10 +40,10 @@ func chainSeries(n int, cv float64, steps map[int]float64, pStep float64, seed i
 // alone makes no change.
 func TestChanges(t *testing.T) {
 	jc := JobConfig{Alpha: 0.01, Effect: 5}
-	if got := changes(chainSeries(80, 0.01, map[int]float64{40: 12}, 0.001, 1), jc); !slices.Equal(got, []int{40}) {
+	if got := changes(chainSeries(80, 0.01, map[int]float64{40: 12}, 0.001, 1), jc); !slices.Equal(got, []span{{39, 40}}) {
 		t.Errorf("strong step: changes %v, want [40]", got)
 	}
-	if got := changes(chainSeries(80, 0.01, map[int]float64{40: 12}, 0.2, 2), jc); !slices.Equal(got, []int{40}) {
+	if got := changes(chainSeries(80, 0.01, map[int]float64{40: 12}, 0.2, 2), jc); !slices.Equal(got, []span{{39, 40}}) {
 		t.Errorf("step with a weak own test: changes %v, want [40] from the chain detector", got)
 	}
 	for seed := int64(3); seed < 13; seed++ {
@@ -73,14 +73,14 @@ func TestAnchorChanges(t *testing.T) {
 	jc := JobConfig{Alpha: 0.01, Effect: 5, Anchor: true}
 	// The chain's steps: noise of 4 %, no step planted, weak own tests.
 	s := withRatios(chainSeries(60, 0.04, nil, 0.3, 21), 30, 1)
-	if got := anchorChanges(s, jc); !slices.Equal(got, []int{30}) {
-		t.Errorf("an 8 %% level change in the ratios: anchorChanges %v, want [30]", got)
+	if got := anchorChanges(s, jc); !slices.Equal(got, []span{{29, 30}}) {
+		t.Errorf("an 8 %% level change in the ratios: anchorChanges %v, want [{29 30}]", got)
 	}
-	if got := changes(s, jc); !slices.Contains(got, 30) {
+	if got := changes(s, jc); !slices.Contains(got, span{29, 30}) {
 		t.Errorf("changes with anchor: true = %v, want 30 among them", got)
 	}
 	jc.Anchor = false
-	if got := changes(s, jc); slices.Contains(got, 30) {
+	if got := changes(s, jc); slices.ContainsFunc(got, func(sp span) bool { return sp.To == 30 }) {
 		t.Errorf("changes without anchor: true = %v: the chain cannot see this change", got)
 	}
 	jc.Anchor = true
@@ -89,12 +89,17 @@ func TestAnchorChanges(t *testing.T) {
 			t.Errorf("ratios of noise only (seed %d): changes %v", seed, got)
 		}
 	}
-	// Points whose session did not measure the anchor are left out.
-	s = withRatios(chainSeries(60, 0.04, nil, 0.3, 21), 30, 1)
+	// Points whose session did not measure the anchor are left out, and
+	// the change spans them: it may be at any of them (here at 28), so it
+	// is bisected from the last point with a ratio before them.
+	s = withRatios(chainSeries(60, 0.04, nil, 0.3, 21), 28, 1)
 	for k := 25; k < 30; k++ {
 		s.Points[k].Ratio = 0
 	}
-	if got := anchorChanges(s, jc); !slices.Equal(got, []int{30}) {
-		t.Errorf("with points 25-29 unanchored: anchorChanges %v, want [30]", got)
+	if got := anchorChanges(s, jc); !slices.Equal(got, []span{{24, 30}}) {
+		t.Errorf("with points 25-29 unanchored: anchorChanges %v, want [{24 30}]", got)
+	}
+	if got := changes(s, jc); !slices.Contains(got, span{24, 30}) {
+		t.Errorf("with points 25-29 unanchored: changes %v, want {24 30} among them", got)
 	}
 }

@@ -45,8 +45,8 @@ func (w *Watcher) detect(ctx context.Context, s *measure.Session, jc JobConfig, 
 				return err
 			}
 		}
-		for _, k := range changes(series, jc) {
-			a, b := series.Points[k-1], series.Points[k]
+		for _, sp := range changes(series, jc) {
+			a, b := series.Points[sp.From], series.Points[sp.To]
 			key := changeKey(j.Key(), h.id, m.Name, a.Commit.Hash, b.Commit.Hash)
 			if _, err := s.Store.GetState(ctx, changeKind, key); err == nil {
 				continue

@@ -233,8 +233,17 @@ func (m *Memo) step(ctx context.Context, st *store.Store, jobKey, variant string
 // (the machine's speed cancels in each), and a detector for independent
 // values (E-divisive) can pool a segment's points. A point whose session
 // did not measure the anchor keeps a zero Ratio; the anchor's own points
-// have ratio 1.
+// have ratio 1. An error reading the store is returned, not taken for an
+// anchor not measured.
 func Ratios(ctx context.Context, st *store.Store, s *Series, anchor string, alpha float64) error {
+	return (*Memo)(nil).Ratios(ctx, st, s, anchor, alpha)
+}
+
+// Ratios is the package's Ratios through the memo: a point's comparison
+// with the anchor (for every metric) is read once, as a step's is, so a
+// rebuilt history compares only the commits tested since, whatever its
+// metric.
+func (m *Memo) Ratios(ctx context.Context, st *store.Store, s *Series, anchor string, alpha float64) error {
 	for i := range s.Points {
 		p := &s.Points[i]
 		p.Ratio, p.RatioLo, p.RatioHi = 0, 0, 0
@@ -242,34 +251,55 @@ func Ratios(ctx context.Context, st *store.Store, s *Series, anchor string, alph
 			p.Ratio = 1
 			continue
 		}
-		srcs := []compare.Source{
-			{Commit: gitrev.Commit{Hash: anchor}, Layouts: []string{s.Variant}, Round: compare.InRounds(p.Rounds)},
-			{Commit: p.Commit, Layouts: []string{s.Variant}, Round: compare.InRounds(p.Rounds)},
-		}
-		tab, err := compare.FromStore(ctx, st, s.Job, srcs, alpha)
+		rs, err := m.ratio(ctx, st, s.Job, s.Variant, anchor, p, alpha)
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
+			return err
+		}
+		if rs == nil {
 			continue // the anchor was not measured in this session
 		}
-		row := findRow(tab, s.Metric)
-		if row == nil || row.Cells[1].Delta == nil {
+		row, ok := rs.rows[s.Metric]
+		if !ok || !row.delta {
 			continue
 		}
-		d := row.Cells[1].Delta.Stat
-		p.Ratio, p.RatioLo, p.RatioHi = 1+d.Change/100, 1+d.Lo/100, 1+d.Hi/100
+		p.Ratio, p.RatioLo, p.RatioHi = 1+row.change/100, 1+row.lo/100, 1+row.hi/100
 	}
 	return nil
 }
 
-func findRow(t *compare.Table, name string) *compare.Row {
-	for i := range t.Rows {
-		if t.Rows[i].Metric == name {
-			return &t.Rows[i]
+// ratio is a point's comparison with the anchor in the point's rounds;
+// nil when either has no successful run there.
+func (m *Memo) ratio(ctx context.Context, st *store.Store, jobKey, variant, anchor string, p *Point, alpha float64) (*stepStats, error) {
+	key := memoKey{job: jobKey, variant: variant, commit: p.Commit.Hash, ref: "anchor " + anchor, session: p.Session, rounds: fmt.Sprint(p.Rounds), alpha: alpha}
+	if rs, ok := m.get(key); ok {
+		return rs, nil
+	}
+	srcs := []compare.Source{
+		{Commit: gitrev.Commit{Hash: anchor}, Layouts: []string{variant}, Round: compare.InRounds(p.Rounds)},
+		{Commit: p.Commit, Layouts: []string{variant}, Round: compare.InRounds(p.Rounds)},
+	}
+	tab, err := compare.FromStore(ctx, st, jobKey, srcs, alpha)
+	switch {
+	case tab == nil:
+		// The store could not be read (or ctx ended): an error, never
+		// "not measured".
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("history: the ratio of %s to the anchor %s: %w", p.Commit.Short(), gitrev.Short(anchor), err)
+	case err != nil:
+		m.put(key, nil) // no successful run of one of them in these rounds
+		return nil, nil
+	}
+	rs := &stepStats{ref: anchor, rows: make(map[string]rowStats, len(tab.Rows))}
+	for _, row := range tab.Rows {
+		if d := row.Cells[1].Delta; d != nil {
+			rs.rows[row.Metric] = rowStats{delta: true, change: d.Stat.Change, p: d.Stat.P, lo: d.Stat.Lo, hi: d.Stat.Hi}
 		}
 	}
-	return nil
+	// Final once the point is tested, as a step is.
+	m.put(key, rs)
+	return rs, nil
 }
 
 // Levels returns the points' levels, in order.

@@ -3,6 +3,7 @@ package history
 import (
 	"context"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/perfbot/perfbot/internal/gitrev"
@@ -79,5 +80,45 @@ func TestMemoSameHistory(t *testing.T) {
 	}
 	if memo.Len() != 48 {
 		t.Errorf("memo holds %d comparisons after a cycle of 8, want 48", memo.Len())
+	}
+
+	// Ratios to an anchor (hashes[7], measured in the first cycle and
+	// again as the reference of the second, with commits 0 to 15): the
+	// same through the memo, one comparison per point whatever the
+	// metric.
+	anchor := hashes[7]
+	if err := Ratios(ctx, st, grown, anchor, 0.01); err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Clone(grown.Points)
+	n := memo.Len()
+	if err := memo.Ratios(ctx, st, grown, anchor, 0.01); err != nil || !reflect.DeepEqual(grown.Points, want) {
+		t.Fatalf("the memo changes the ratios (%v)", err)
+	}
+	for i, p := range grown.Points {
+		if i == 7 {
+			if p.Ratio != 1 {
+				t.Errorf("the anchor's ratio %.3f", p.Ratio)
+			}
+			continue
+		}
+		if measured := i < 16; measured != (p.Ratio > 0) || (measured && (p.Ratio < 0.97 || p.Ratio > 1.03 || !(p.RatioLo < p.Ratio && p.Ratio < p.RatioHi))) {
+			t.Errorf("point %d: ratio %.3f [%.3f, %.3f] to the anchor", i, p.Ratio, p.RatioLo, p.RatioHi)
+		}
+	}
+	if memo.Len() != n+47 {
+		t.Errorf("the ratios added %d comparisons to the memo, want one per point but the anchor's, 47", memo.Len()-n)
+	}
+	if err := memo.Ratios(ctx, st, again, anchor, 0.01); err != nil || memo.Len() != n+47 {
+		t.Errorf("another metric's ratios: %v, memo grew by %d, want 47 still", err, memo.Len()-n)
+	}
+	// A store that cannot be read is an error, not an anchor not measured.
+	closed, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed.Close()
+	if err := Ratios(ctx, closed, grown, anchor, 0.01); err == nil {
+		t.Error("ratios read from a closed store: no error")
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/perfbot/perfbot/internal/bisect"
 	"github.com/perfbot/perfbot/internal/finding"
 	"github.com/perfbot/perfbot/internal/gitrev"
-	"github.com/perfbot/perfbot/internal/history"
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/measure"
 	"github.com/perfbot/perfbot/internal/metric"
@@ -36,13 +35,22 @@ func (w *Watcher) detect(ctx context.Context, s *measure.Session, jc JobConfig, 
 		if metric.IsBuiltin(m.Name) {
 			continue // perfbot's monitors are reported beside, not watched
 		}
-		series, err := history.Build(ctx, s.Store, j.Key(), h.id, m.Name, list, jc.Alpha)
+		// Through the memo: a cycle compares only the commits it tested,
+		// for the steps and for the ratios to the anchor.
+		memo := w.memo(s.Store)
+		series, err := memo.Build(ctx, s.Store, j.Key(), h.id, m.Name, list, jc.Alpha)
 		if err != nil {
 			return err
 		}
 		if jc.Anchor {
-			if err := AnchorRatios(ctx, s.Store, series, jc.Alpha); err != nil {
+			anchor, err := Anchor(ctx, s.Store, j.Key(), h.id)
+			if err != nil {
 				return err
+			}
+			if anchor != "" {
+				if err := memo.Ratios(ctx, s.Store, series, anchor, jc.Alpha); err != nil {
+					return err
+				}
 			}
 		}
 		for _, sp := range changes(series, jc) {

@@ -26,9 +26,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/perfbot/perfbot/internal/gitrev"
+	"github.com/perfbot/perfbot/internal/history"
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/measure"
 	"github.com/perfbot/perfbot/internal/store"
@@ -45,6 +47,26 @@ type Watcher struct {
 	Wait func(holder string)
 	// Now is the clock (tests set it).
 	Now func() time.Time
+
+	// memos keep the histories' comparisons between cycles, by store:
+	// each cycle compares only the commits tested since (history.Memo).
+	memoMu sync.Mutex
+	memos  map[string]*history.Memo
+}
+
+// memo is the store's memo of comparisons.
+func (w *Watcher) memo(st *store.Store) *history.Memo {
+	w.memoMu.Lock()
+	defer w.memoMu.Unlock()
+	if w.memos == nil {
+		w.memos = map[string]*history.Memo{}
+	}
+	m := w.memos[st.Path()]
+	if m == nil {
+		m = &history.Memo{}
+		w.memos[st.Path()] = m
+	}
+	return m
 }
 
 // CycleReport says what one cycle did.

@@ -24,6 +24,7 @@ package watch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -206,6 +207,21 @@ func (w *Watcher) measureBranch(ctx context.Context, s *measure.Session, jc JobC
 	if jc.Anchor {
 		if anchor, err = w.anchorFor(ctx, s.Store, j, h, sel); err != nil {
 			return err
+		}
+		if _, err := s.Repo.Resolve(ctx, anchor); errors.Is(err, gitrev.ErrUnknownRevision) {
+			// Gone from the repository (a force-push and git gc, a fresh
+			// clone): it cannot build, so it is replaced now, as one that
+			// stops building is, and the ratios restart.
+			next := sel.Ref.Hash
+			if next == "" {
+				next = sel.New[0].Hash
+			}
+			w.logf("watch: %s%s: the anchor %s is not in the repository any more; %s is the anchor from now on",
+				j.Name, h.suffix(), gitrev.Short(anchor), gitrev.Short(next))
+			if err := setAnchor(ctx, s.Store, j.Key(), h.id, next); err != nil {
+				return err
+			}
+			anchor = next
 		}
 		if anchor == sel.Ref.Hash || slices.ContainsFunc(sel.New, func(c gitrev.Commit) bool { return c.Hash == anchor }) {
 			anchor = "" // measured anyway

@@ -215,11 +215,12 @@ func (m *Memo) step(ctx context.Context, st *store.Store, jobKey, variant string
 			out.rows[row.Metric] = rs
 		}
 	case tab == nil:
-		// The store could not be read (or ctx ended): nothing to keep.
+		// The store could not be read (or ctx ended): an error, never
+		// "no successful run", and nothing to keep.
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, nil
+		return nil, fmt.Errorf("history: the step of %s: %w", c.Short(), err)
 	}
 	// The runs of a tested commit's rounds are final once it is recorded
 	// as tested, so the outcome is kept, success or not.

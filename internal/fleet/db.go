@@ -72,6 +72,15 @@ CREATE TABLE IF NOT EXISTS perfbot_fleet_builds (
 	artifacts jsonb NOT NULL,   -- artifact path -> sha256
 	built timestamptz NOT NULL
 );
+CREATE TABLE IF NOT EXISTS perfbot_fleet_claims (
+	job text NOT NULL,          -- a run key: job, commit, variant, run number
+	commit_hash text NOT NULL,
+	variant text NOT NULL,
+	idx int NOT NULL,
+	session text NOT NULL,      -- the measurement that takes it
+	claimed timestamptz NOT NULL,
+	PRIMARY KEY (job, commit_hash, variant, idx)
+);
 `
 
 // Migrate brings River's tables and the fleet's up to date, one process

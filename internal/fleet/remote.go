@@ -268,6 +268,10 @@ func (r *Remote) follow(ctx context.Context, ids []int64, pending []int, machine
 			open = slices.DeleteFunc(open, func(x int64) bool { return x == id })
 			r.c.release(machine, 1)
 			if row.State != rivertype.JobStateCompleted {
+				// Its run numbers are free again for a later measurement.
+				if err := r.c.unclaim(ctx, row.EncodedArgs); err != nil {
+					r.c.Log("giving up the run numbers of round job %d: %v", id, err)
+				}
 				return nil, fmt.Errorf("round %d on %s: %w", i, machine, failure(row))
 			}
 			var out RoundOutput
@@ -306,7 +310,8 @@ func (r *Remote) follow(ctx context.Context, ids []int64, pending []int, machine
 // withdraw cancels the round jobs of ids that no machine has started, when
 // the measurement that queued them stops (the server stops, or its lease
 // ends): the measurement that resumes it queues the rounds it still needs.
-// Rounds being taken are left to finish; their runs are stored.
+// Rounds being taken are left to finish; their runs are stored. The run
+// numbers of a withdrawn round are given up (see [Remote.Reserve]).
 func (r *Remote) withdraw(ids []int64) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -315,7 +320,11 @@ func (r *Remote) withdraw(ids []int64) {
 		if err != nil || row.State == rivertype.JobStateRunning || row.FinalizedAt != nil {
 			continue
 		}
-		_, _ = r.c.River.JobCancel(ctx, id)
+		if row, err = r.c.River.JobCancel(ctx, id); err == nil && row.State == rivertype.JobStateCancelled {
+			if err := r.c.unclaim(ctx, row.EncodedArgs); err != nil {
+				r.c.Log("giving up the run numbers of round job %d: %v", id, err)
+			}
+		}
 	}
 }
 

@@ -154,7 +154,7 @@ func (r *Remote) Build(ctx context.Context, j *job.Job, commit gitrev.Commit, v 
 	if rec.Status != store.BuildOK {
 		return &build.Result{Record: rec, Cached: cached}, fmt.Errorf("%w: %s (on %s): %s", build.ErrFailed, commit.Short(), out.Machine, out.Error)
 	}
-	return &build.Result{Record: rec, Cached: cached}, nil
+	return &build.Result{Record: rec, Cached: cached, Artifacts: out.Artifacts}, nil
 }
 
 // Execute is not used: a fleet takes whole rounds (ExecuteRounds).
@@ -228,7 +228,7 @@ func (r *Remote) queue(ctx context.Context, rounds [][]measure.Task, pending []i
 	for k, i := range pending {
 		a := RoundArgs{Job: r.spec, Class: r.class, Machine: machine, Session: session, Round: i, Move: moves}
 		for _, t := range rounds[i] {
-			s := Slot{Commit: t.Key.Commit, Variant: t.Variant, Index: t.Key.Index, BuildKey: t.Build.Record.Key}
+			s := Slot{Commit: t.Key.Commit, Variant: t.Variant, Index: t.Key.Index, BuildKey: t.Build.Record.Key, Artifacts: t.Build.Artifacts}
 			if t.Warmup {
 				s.Index = 0
 			}

@@ -124,31 +124,47 @@ func (w *workspace) publish(ctx context.Context, j *job.Job, a BuildArgs, machin
 			}
 		}
 	}
-	return fb, putBuild(ctx, w.pool, fb)
+	return putBuild(ctx, w.pool, fb)
 }
 
-// restore returns a worktree of the fleet's build key on this machine:
-// from the local cache when every artifact there still has the hash the
-// build machine recorded, else downloaded (and checked) from the
-// database. A stale or damaged local artifact is never used.
-func (w *workspace) restore(ctx context.Context, j *job.Job, b *build.Builder, key string) (*build.Result, error) {
+// restore returns a worktree of the build of slot s on this machine, with
+// the artifacts the round was planned with (s.Artifacts; the fleet's
+// record of the build for a slot that carries none).
+func (w *workspace) restore(ctx context.Context, j *job.Job, b *build.Builder, s Slot) (*build.Result, error) {
+	rec, err := w.artifacts(ctx, s.BuildKey, s.Artifacts)
+	if err != nil {
+		return nil, err
+	}
+	return b.Restore(ctx, j, rec)
+}
+
+// artifacts returns this machine's cached copy of the fleet's build key
+// with artifacts arts (path -> SHA-256; nil: those the fleet's record
+// holds): from the local cache when every artifact there has its hash,
+// else downloaded (and checked) from the database. A stale or damaged
+// local artifact is never used, and neither is a build of the key other
+// than the one the round was planned with.
+func (w *workspace) artifacts(ctx context.Context, key string, arts map[string]string) (*store.BuildRecord, error) {
 	fb, err := getBuild(ctx, w.pool, key)
 	if err != nil {
 		return nil, err
 	}
-	if fb.Status != string(store.BuildOK) {
-		return nil, fmt.Errorf("%w: %s: %s", build.ErrFailed, gitrev.Short(fb.Commit), fb.Error)
+	if arts == nil {
+		if fb.Status != string(store.BuildOK) {
+			return nil, fmt.Errorf("%w: %s: %s", build.ErrFailed, gitrev.Short(fb.Commit), fb.Error)
+		}
+		arts = fb.Artifacts
 	}
 	rec, err := w.local.GetBuild(ctx, key)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
-	if err != nil || rec.Status != store.BuildOK || !matches(rec.ArtifactDir, fb.Artifacts) {
+	if err != nil || rec.Status != store.BuildOK || !matches(rec.ArtifactDir, arts) {
 		dir := filepath.Join(w.local.Dir(), "builds", key, "artifacts")
 		if err := os.RemoveAll(dir); err != nil {
 			return nil, err
 		}
-		for art, h := range fb.Artifacts {
+		for art, h := range arts {
 			data, err := getBlob(ctx, w.pool, h)
 			if err != nil {
 				return nil, fmt.Errorf("artifact %s of build %s: %w", art, key, err)
@@ -163,7 +179,7 @@ func (w *workspace) restore(ctx context.Context, j *job.Job, b *build.Builder, k
 			return nil, err
 		}
 	}
-	return b.Restore(ctx, j, rec)
+	return rec, nil
 }
 
 // matches reports whether dir holds every artifact with its hash.

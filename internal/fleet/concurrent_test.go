@@ -70,6 +70,10 @@ func TestConcurrentComparisons(t *testing.T) {
 			}
 		}
 	}
+	// The sessions' pins are gone with their measurements.
+	if n := f.server.Pins(); n != 0 {
+		t.Errorf("the server keeps %d pins after its measurements ended", n)
+	}
 	// Nothing overwritten: each session's runs are all stored.
 	for _, c := range f.commits {
 		recs, err := f.results.RunsWithoutValues(ctx, j.Key(), c, "")

@@ -67,7 +67,7 @@ func (c *Client) For(spec JobSpec, class string) *Remote {
 	c.remotes++
 	id := c.remotes
 	c.mu.Unlock()
-	return &Remote{c: c, spec: spec, class: class, id: id}
+	return &Remote{c: c, spec: spec, class: class, id: id, used: &pinSet{}}
 }
 
 // Remote builds and measures one job in the fleet.
@@ -77,13 +77,40 @@ type Remote struct {
 	class string
 	pin   string // the key whose machine takes the rounds; "" is each measurement's session
 	id    int64  // this Remote's number in its Client: On's keys are its own
+	used  *pinSet
+}
+
+// pinSet is the pins a Remote (and those On made from it) used.
+type pinSet struct {
+	mu   sync.Mutex
+	pins []string
+}
+
+func (p *pinSet) add(pin string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !slices.Contains(p.pins, pin) {
+		p.pins = append(p.pins, pin)
+	}
+}
+
+// Close forgets the machines kept for the Remote's measurements and its
+// On keys: the orchestration that used it is over (so that pins do not
+// pile up in a long-running server).
+func (r *Remote) Close() {
+	r.used.mu.Lock()
+	defer r.used.mu.Unlock()
+	for _, p := range r.used.pins {
+		r.c.unpin(p)
+	}
+	r.used.pins = nil
 }
 
 // On returns the Remote whose measurements all go to the machine kept for
 // key: the machine of key's earlier rounds while it lives (bisect's k-ary
 // search keeps each candidate slot on one machine this way).
 func (r *Remote) On(key string) measure.Executor {
-	return &Remote{c: r.c, spec: r.spec, class: r.class, id: r.id, pin: fmt.Sprintf("remote %d: %s", r.id, key)}
+	return &Remote{c: r.c, spec: r.spec, class: r.class, id: r.id, used: r.used, pin: fmt.Sprintf("remote %d: %s", r.id, key)}
 }
 
 // wait polls job id until it is finalized and returns its row.
@@ -177,6 +204,7 @@ func (r *Remote) ExecuteRounds(ctx context.Context, rounds [][]measure.Task, don
 	if pin == "" {
 		pin = "session " + session
 	}
+	r.used.add(pin)
 	moves := 0
 	pending := make([]int, len(rounds))
 	for i := range pending {

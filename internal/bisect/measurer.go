@@ -226,9 +226,14 @@ func (m *StoreMeasurer) measureWith(ctx context.Context, exec measure.Executor, 
 			targets = append(targets, measure.Target{Commit: r.Commit, Variant: v, Runs: runs, From: r.From})
 		}
 	}
+	// A source of the call's own, seeded from m.Rand: a k-ary search's
+	// looks call this concurrently, and a rand.Rand is not safe for that.
+	m.mu.Lock()
+	rng := rand.New(rand.NewSource(m.Rand.Int63()))
+	m.mu.Unlock()
 	out, err := measure.Measure(ctx, m.Job, targets, measure.Options{
 		Store: m.Store, Builder: &layoutBuilder{m: m, failed: map[string]error{}}, CPU: m.CPU, Executor: exec,
-		Order: measure.Spread, Rand: m.Rand, Progress: m.Progress, Wait: m.wait,
+		Order: measure.Spread, Rand: rng, Progress: m.Progress, Wait: m.wait,
 	})
 	if out != nil {
 		batch.Taken = out.Taken

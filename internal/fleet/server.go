@@ -130,7 +130,7 @@ var ErrBadRequest = errors.New("bad request")
 // ErrBadRequest.
 type badRequest struct{ err error }
 
-func (e badRequest) Error() string { return e.err.Error() }
+func (e badRequest) Error() string   { return e.err.Error() }
 func (e badRequest) Unwrap() []error { return []error{ErrBadRequest, e.err} }
 
 // Submit checks and queues an orchestration job (CompareArgs or

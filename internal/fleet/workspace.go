@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"github.com/perfbot/perfbot/internal/build"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/run"
 	"github.com/perfbot/perfbot/internal/store"
 )
 
@@ -77,8 +77,8 @@ func (w *workspace) clone(ctx context.Context, src string, commits []string) (*g
 		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 			return nil, err
 		}
-		if out, err := exec.CommandContext(ctx, "git", "clone", "--quiet", "--no-checkout", src, tmp).CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("cloning %s: %v: %s", src, err, strings.TrimSpace(string(out)))
+		if err := w.git(ctx, "cloning "+src, "clone", "--quiet", "--no-checkout", src, tmp); err != nil {
+			return nil, err
 		}
 		if err := os.Rename(tmp, dir); err != nil {
 			return nil, err
@@ -92,14 +92,34 @@ func (w *workspace) clone(ctx context.Context, src string, commits []string) (*g
 		if _, err := repo.Resolve(ctx, c); err == nil {
 			continue
 		}
-		if out, err := exec.CommandContext(ctx, "git", "-C", dir, "fetch", "--quiet", "origin", "+refs/*:refs/remotes/origin/all/*").CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("fetching %s: %v: %s", src, err, strings.TrimSpace(string(out)))
+		if err := w.git(ctx, "fetching "+src, "-C", dir, "fetch", "--quiet", "origin", "+refs/*:refs/remotes/origin/all/*"); err != nil {
+			return nil, err
 		}
 		if _, err := repo.Resolve(ctx, c); err != nil {
 			return nil, fmt.Errorf("%s has no commit %s: %w", src, gitrev.Short(c), err)
 		}
 	}
 	return repo, nil
+}
+
+// git runs git with args through package run's supervisor, as builds and
+// runs are: a worker or server killed in the middle of a clone of a large
+// repository takes git with it.
+func (w *workspace) git(ctx context.Context, what string, args ...string) error {
+	log := filepath.Join(w.dir, "git.log")
+	cmd := "git"
+	for _, a := range args {
+		cmd += " " + job.ShellQuote(a)
+	}
+	res, err := run.Exec(ctx, run.Spec{Command: cmd, Dir: w.dir, CPU: -1, StdoutPath: log, StderrPath: log})
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if res.ExitCode != 0 {
+		out, _ := os.ReadFile(log)
+		return fmt.Errorf("%s: git exited with %d (%s): %s", what, res.ExitCode, res.Signal, strings.TrimSpace(string(out)))
+	}
+	return nil
 }
 
 // publish uploads a build made here (artifacts and log) into the fleet's

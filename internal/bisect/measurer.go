@@ -46,7 +46,7 @@ type StoreMeasurer struct {
 	Log      func(string)
 
 	once    sync.Once
-	buildMu sync.Mutex // one build at a time: git worktree commands do not mix
+	buildMu sync.Mutex // one local build at a time: git worktree commands do not mix
 	mu      sync.Mutex // guards the fields below
 	pending map[string]chan struct{}
 	built   int
@@ -92,8 +92,7 @@ func (m *StoreMeasurer) build(ctx context.Context, t target) (*build.Result, err
 			return nil, ctx.Err()
 		}
 	}
-	m.buildMu.Lock()
-	defer m.buildMu.Unlock()
+	defer m.lockBuild()()
 	res, err := m.Builder.Build(ctx, m.Job, t.commit, t.variant)
 	if res != nil && !res.Cached {
 		m.mu.Lock()
@@ -101,6 +100,18 @@ func (m *StoreMeasurer) build(ctx context.Context, t target) (*build.Result, err
 		m.mu.Unlock()
 	}
 	return res, err
+}
+
+// lockBuild takes the build lock for a local *build.Builder (its git
+// worktree commands do not mix) and returns its release. Any other
+// builder (a fleet's, which queues each build on a machine of its own) is
+// called concurrently: a k-ary look's K candidates are built at once.
+func (m *StoreMeasurer) lockBuild() func() {
+	if _, local := m.Builder.(*build.Builder); !local {
+		return func() {}
+	}
+	m.buildMu.Lock()
+	return m.buildMu.Unlock
 }
 
 // Prefetch builds commits (under every variant) in the background, on
@@ -130,9 +141,9 @@ func (m *StoreMeasurer) Prefetch(ctx context.Context, commits []gitrev.Commit) {
 		runtime.LockOSThread()
 		m.confine()
 		for _, t := range ts {
-			m.buildMu.Lock()
+			unlock := m.lockBuild()
 			res, err := m.Builder.Build(ctx, m.Job, t.commit, t.variant)
-			m.buildMu.Unlock()
+			unlock()
 			m.mu.Lock()
 			if res != nil && !res.Cached {
 				m.built++
@@ -215,9 +226,14 @@ func (m *StoreMeasurer) measureWith(ctx context.Context, exec measure.Executor, 
 			targets = append(targets, measure.Target{Commit: r.Commit, Variant: v, Runs: runs, From: r.From})
 		}
 	}
+	// A source of the call's own, seeded from m.Rand: a k-ary search's
+	// looks call this concurrently, and a rand.Rand is not safe for that.
+	m.mu.Lock()
+	rng := rand.New(rand.NewSource(m.Rand.Int63()))
+	m.mu.Unlock()
 	out, err := measure.Measure(ctx, m.Job, targets, measure.Options{
 		Store: m.Store, Builder: &layoutBuilder{m: m, failed: map[string]error{}}, CPU: m.CPU, Executor: exec,
-		Order: measure.Spread, Rand: m.Rand, Progress: m.Progress, Wait: m.wait,
+		Order: measure.Spread, Rand: rng, Progress: m.Progress, Wait: m.wait,
 	})
 	if out != nil {
 		batch.Taken = out.Taken

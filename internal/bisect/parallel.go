@@ -93,6 +93,13 @@ func (b *bisector) parallelStep(ctx context.Context) error {
 			hi = s.Index
 		}
 	}
+	// A candidate that differs from both ends: the range holds two
+	// changes and is searched as two ranges split at the first such one.
+	for _, l := range looks {
+		if l.step.Between {
+			return b.split(l.step.Index)
+		}
+	}
 	for _, l := range looks {
 		if l.step.Verdict == Good && l.step.Index < hi && l.step.Index > lo {
 			lo = l.step.Index
@@ -116,7 +123,9 @@ func (b *bisector) lookAt(ctx context.Context, p, i, k int, from [2]int) look {
 	var l look
 	l.step = Step{Index: p, Commit: cand, Remaining: b.st.Hi - b.st.Lo, Range: b.st.Range}
 	s := &l.step
-	key := fmt.Sprintf("bisect slot %d of %d", i+1, k)
+	// The pin names the slot only: a slot keeps its machine when fewer
+	// candidates remain.
+	key := fmt.Sprintf("bisect slot %d", i+1)
 	measureOn := func(reqs []Request) (*Batch, error) {
 		if pm, ok := b.opt.Measurer.(PinningMeasurer); ok {
 			return pm.MeasureOn(ctx, key, reqs)
@@ -142,7 +151,9 @@ func (b *bisector) lookAt(ctx context.Context, p, i, k int, from [2]int) look {
 		for e := range 2 {
 			// Fresh runs of the end in this slot's window: as many as its
 			// runs on the slot's machine (outside the window) lack.
-			fresh[e] = min(max(fresh[e], m-batch.Samples[1+e].onMachine(machine, win[e], win[e]+stride)), stride)
+			// At least as many as the candidate's, so that every look
+			// compares with runs of the ends taken beside its own.
+			fresh[e] = min(max(fresh[e], n, m-batch.Samples[1+e].onMachine(machine, win[e], win[e]+stride)), stride)
 			reqs[1+e].From, reqs[1+e].Runs = win[e], win[e]+fresh[e]
 		}
 		batch, err = measureOn(reqs)
@@ -154,11 +165,15 @@ func (b *bisector) lookAt(ctx context.Context, p, i, k int, from [2]int) look {
 			l.err = err
 			return l
 		}
+		// The candidate's runs of the machine that took the latest ones:
+		// when the slot's machine died between doublings, its earlier
+		// runs are not mixed with the new machine's.
 		c := batch.Samples[0].window(cf, cf+n)
-		if mc := c.machine(); mc != machine {
+		if mc := c.latestMachine(); mc != machine {
 			machine = mc
 			b.setSlotMachine(i, mc)
 		}
+		c = c.of(machine)
 		good := batch.Samples[1].of(machine)
 		bad := batch.Samples[2].of(machine)
 		s.Runs = c.runs()
@@ -175,6 +190,9 @@ func (b *bisector) lookAt(ctx context.Context, p, i, k int, from [2]int) look {
 		s.VsGood, s.VsBad = &vg, &vb
 		near := b.nearerTo(c, good, bad)
 		verdict, reason, note := b.evidence(vg, vb, near)
+		// Differs from both ends toward each other: the range holds more
+		// than one change (parallelStep splits it, as a step does).
+		s.Between = note != "" && verdict == Bad && b.opt.MaxCulprits > 1
 		where := ""
 		if machine != "" {
 			where = " on " + machine
@@ -209,14 +227,18 @@ func (b *bisector) setSlotMachine(i int, m string) {
 	b.slots[i] = m
 }
 
-// machine is the machine of the first run ("" when none or unknown).
-func (s Samples) machine() string {
+// latestMachine is the machine of the run with the highest run number
+// ("" when none or unknown).
+func (s Samples) latestMachine() string {
+	m, top := "", 0
 	for _, l := range s.Layouts {
 		for _, v := range l {
-			return v.Machine
+			if v.Index > top {
+				m, top = v.Machine, v.Index
+			}
 		}
 	}
-	return ""
+	return m
 }
 
 // of keeps the runs taken on machine.

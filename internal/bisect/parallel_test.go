@@ -81,3 +81,75 @@ func TestParallelFindsCulprit(t *testing.T) {
 	t.Logf("%d histories: %d parallel waves (3 candidates each), %d sequential steps; runs %d against %d",
 		cases, parSteps, seqSteps, parRuns, seqRuns)
 }
+
+// pinSim is a lockedSim that keeps calls on machines (PinningMeasurer):
+// it records the keys it is given.
+type pinSim struct {
+	*lockedSim
+	kmu  sync.Mutex
+	keys map[string]int
+}
+
+func (p *pinSim) MeasureOn(ctx context.Context, key string, reqs []Request) (*Batch, error) {
+	p.kmu.Lock()
+	p.keys[key]++
+	p.kmu.Unlock()
+	return p.Measure(ctx, reqs)
+}
+
+// TestParallelSlotKeys: a slot keeps its pin (its machine) from wave to
+// wave, also when fewer candidates than K remain: at most K keys.
+func TestParallelSlotKeys(t *testing.T) {
+	h := newHistory(40, map[int]float64{17: math.Log(1.30)}, nil, nil)
+	p := &pinSim{lockedSim: &lockedSim{simMeasurer: newSim(h, 1)}, keys: map[string]int{}}
+	if _, err := Run(context.Background(), Options{Measurer: p, Metric: "text_ms", Parallel: 3, MaxCulprits: 1}, h.good, h.path); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.keys) == 0 || len(p.keys) > 3 {
+		t.Errorf("the looks were pinned by %d keys, want 1 to 3: %v", len(p.keys), p.keys)
+	}
+}
+
+// TestLatestMachine: a look's candidate runs are those of the machine
+// that took the latest ones; the runs its dead machine took before are
+// not mixed in.
+func TestLatestMachine(t *testing.T) {
+	s := Samples{Layouts: [][]Value{{{Index: 1, Machine: "a", OK: true}, {Index: 2, Machine: "a", OK: true}, {Index: 3, Machine: "b", OK: true}, {Index: 4, Machine: "b", OK: true}, {Index: 5, Machine: "b", OK: true}}}}
+	if m := s.latestMachine(); m != "b" {
+		t.Fatalf("latest machine %q, want b", m)
+	}
+	if n := s.of("b").runs(); n != 3 {
+		t.Errorf("%d runs of b, want 3", n)
+	}
+}
+
+// TestParallelSplits: a k-ary look at a commit between two changes (it
+// differs from both ends toward each other) splits the range into two, as
+// a sequential step does, and both culprits are found.
+func TestParallelSplits(t *testing.T) {
+	said, split := 0, 0
+	for seed := range int64(8) {
+		h := newHistory(40, map[int]float64{12: math.Log(1.25), 28: math.Log(1.25)}, nil, nil)
+		m := &lockedSim{simMeasurer: newSim(h, seed)}
+		r, err := Run(context.Background(), Options{Measurer: m, Metric: "text_ms", Parallel: 3}, h.good, h.path)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		for _, s := range r.Steps {
+			if strings.Contains(s.Reason, "split here") {
+				said++
+			}
+		}
+		for _, rg := range r.Ranges {
+			if rg.Split {
+				split++
+			}
+		}
+	}
+	if said == 0 {
+		t.Fatal("no look found a commit between the two changes")
+	}
+	if split == 0 {
+		t.Errorf("%d looks said the range is split there, and no range was split", said)
+	}
+}

@@ -43,6 +43,9 @@ type Result struct {
 	Record   *store.BuildRecord
 	Worktree string // where the run command runs
 	Cached   bool   // true when nothing was built this time
+	// Artifacts are the SHA-256 of the artifacts by path, when the
+	// builder knows them (a fleet's build: its rounds run exactly these).
+	Artifacts map[string]string
 }
 
 // Key identifies a build: the commit, the job's build command, artifacts

@@ -2,7 +2,9 @@ package dashboard
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"strconv"
 
@@ -38,7 +40,9 @@ func (q FleetQueue) Enqueue(ctx context.Context, a Action) (string, error) {
 		args = fleet.BisectArgs{Job: spec, Class: q.Class, Good: a.Commits[0], Bad: a.Commits[1], Metric: a.Metric}
 	}
 	row, err := fleet.Submit(ctx, q.Server.River, args)
-	if err != nil {
+	if errors.Is(err, fleet.ErrBadRequest) {
+		return "", errorf(http.StatusBadRequest, "%s", err)
+	} else if err != nil {
 		return "", err
 	}
 	return strconv.FormatInt(row.ID, 10), nil

@@ -3,9 +3,12 @@ package dashboard
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/riverqueue/river"
@@ -92,6 +95,15 @@ metrics:
 		if _, err := q.Enqueue(ctx, x); !errors.Is(err, ErrNotQueued) {
 			t.Errorf("Enqueue(%s) = %v, want ErrNotQueued (the page shows the command)", k, err)
 		}
+	}
+	// What fleet.Submit refuses is the client's mistake: 400 with its
+	// message, not a 500.
+	noMetric := base
+	noMetric.Kind = BisectAction
+	if _, err := q.Enqueue(ctx, noMetric); err == nil {
+		t.Error("Enqueue(bisect without a metric): no error")
+	} else if code, msg := status(fmt.Errorf("enqueueing: %w", err)); code != http.StatusBadRequest || !strings.Contains(msg, "metric") {
+		t.Errorf("Enqueue(bisect without a metric): %d %q, want 400 naming the metric", code, msg)
 	}
 	gone := base
 	gone.Kind, gone.JobFile = CompareAction, filepath.Join(dir, "missing.yaml")

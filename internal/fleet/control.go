@@ -92,6 +92,7 @@ func (cw *compareWorker) Work(ctx context.Context, rj *river.Job[CompareArgs]) e
 		targets[i] = measure.Target{Commit: commits[i], Variant: a.Variant}
 	}
 	remote := s.client.For(a.Job, a.Class)
+	defer remote.Close()
 	out, err := measure.Measure(ctx, j, targets, measure.Options{Store: s.cfg.Results, Builder: remote, Executor: remote,
 		Runs: a.Runs, WholeRounds: true, Retry: true})
 	if err != nil {
@@ -149,6 +150,7 @@ func (bw *bisectWorker) Work(ctx context.Context, rj *river.Job[BisectArgs]) err
 		k = max(1, len(live))
 	}
 	remote := s.client.For(a.Job, a.Class)
+	defer remote.Close()
 	m := &bisect.StoreMeasurer{Job: j, Store: s.cfg.Results, Builder: remote, Executor: remote, Repo: b.Repo,
 		Metric: ref.Name, CPU: -1, Log: func(l string) { s.cfg.Log("bisect %d: %s", rj.ID, l) }}
 	key := bisect.StateKey(j, good.Hash, path[len(path)-1].Hash, ref.Name, []job.Variant{{}}, bisect.Settings{Improvement: a.Improvement})

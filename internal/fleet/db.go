@@ -72,6 +72,15 @@ CREATE TABLE IF NOT EXISTS perfbot_fleet_builds (
 	artifacts jsonb NOT NULL,   -- artifact path -> sha256
 	built timestamptz NOT NULL
 );
+CREATE TABLE IF NOT EXISTS perfbot_fleet_claims (
+	job text NOT NULL,          -- a run key: job, commit, variant, run number
+	commit_hash text NOT NULL,
+	variant text NOT NULL,
+	idx int NOT NULL,
+	session text NOT NULL,      -- the measurement that takes it
+	claimed timestamptz NOT NULL,
+	PRIMARY KEY (job, commit_hash, variant, idx)
+);
 `
 
 // Migrate brings River's tables and the fleet's up to date, one process
@@ -195,17 +204,27 @@ type fleetBuild struct {
 	Built                                time.Time
 }
 
-func putBuild(ctx context.Context, pool *pgxpool.Pool, b *fleetBuild) error {
+// putBuild records build b under its key and returns the record the
+// key holds now: the first successful build of a key wins for good (a
+// second build of the key, on another machine or after River forgot the
+// first job, may differ in its artifacts' bytes, or fail for a transient
+// reason), so that every round of a measurement runs the same binary; a
+// failed record is replaced by any later build.
+func putBuild(ctx context.Context, pool *pgxpool.Pool, b *fleetBuild) (*fleetBuild, error) {
 	arts, err := json.Marshal(b.Artifacts)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = pool.Exec(ctx, `INSERT INTO perfbot_fleet_builds
+	_, err = pool.Exec(ctx, `INSERT INTO perfbot_fleet_builds AS b
 		(key, commit_hash, variant, class, machine, status, error, log_sha256, artifacts, built)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now())
-		ON CONFLICT (key) DO UPDATE SET machine = $5, status = $6, error = $7, log_sha256 = $8, artifacts = $9, built = now()`,
+		ON CONFLICT (key) DO UPDATE SET machine = $5, status = $6, error = $7, log_sha256 = $8, artifacts = $9, built = now()
+		WHERE b.status <> 'ok'`,
 		b.Key, b.Commit, b.Variant, b.Class, b.Machine, b.Status, b.Error, b.LogSHA, arts)
-	return err
+	if err != nil {
+		return nil, err
+	}
+	return getBuild(ctx, pool, b.Key)
 }
 
 func getBuild(ctx context.Context, pool *pgxpool.Pool, key string) (*fleetBuild, error) {

@@ -363,15 +363,29 @@ func bisectHistory(t *testing.T, workers, n, culprit int) (*fixture, *bisect.Res
 	return f, out.Result, want
 }
 
-// TestFleetBisect: a k-ary bisection on two real workers measures two
-// candidates at once and names the planted culprit.
+// TestFleetBisect: a k-ary bisection on two real workers builds and
+// measures two candidates at once and names the planted culprit.
 func TestFleetBisect(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and measures an 8-commit history on two workers")
 	}
-	_, res, want := bisectHistory(t, 2, 8, 5)
+	f, res, want := bisectHistory(t, 2, 8, 5)
 	if res.Culprit.Hash != want {
 		t.Errorf("culprit %.12s, want %.12s", res.Culprit.Hash, want)
+	}
+	// The candidates of a wave are built at once, on both machines.
+	builds := jobs(t, f.server.River, "perfbot.build")
+	overlap := false
+	for i, a := range builds {
+		for _, b := range builds[i+1:] {
+			if a.AttemptedAt != nil && b.AttemptedAt != nil && a.FinalizedAt != nil && b.FinalizedAt != nil &&
+				a.AttemptedAt.Before(*b.FinalizedAt) && b.AttemptedAt.Before(*a.FinalizedAt) {
+				overlap = true
+			}
+		}
+	}
+	if !overlap {
+		t.Errorf("no two of the %d builds were in flight at once", len(builds))
 	}
 }
 

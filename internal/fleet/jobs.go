@@ -103,6 +103,9 @@ type BuildOutput struct {
 	Status  string `json:"status"` // store.BuildStatus
 	Error   string `json:"error,omitempty"`
 	Machine string `json:"machine"`
+	// Artifacts are the build's artifacts, path -> SHA-256: the rounds
+	// that run it carry them (Slot.Artifacts).
+	Artifacts map[string]string `json:"artifacts,omitempty"`
 }
 
 // Slot is one run of a round: the task of measure.Task, in terms a worker
@@ -112,6 +115,10 @@ type Slot struct {
 	Variant  job.Variant `json:"variant"`
 	Index    int         `json:"index"` // run number; 0 for a warm-up
 	BuildKey string      `json:"build"`
+	// Artifacts are the SHA-256 of the build's artifacts the round was
+	// planned with (BuildOutput.Artifacts): the machine runs exactly
+	// those.
+	Artifacts map[string]string `json:"artifacts,omitempty"`
 }
 
 // RoundArgs is a perfbot.round job: the slots of one round, taken in

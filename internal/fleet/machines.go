@@ -80,3 +80,17 @@ func (c *Client) release(machine string, n int) {
 	c.assigned[machine] -= n
 	c.mu.Unlock()
 }
+
+// unpin forgets the machine kept for pin.
+func (c *Client) unpin(pin string) {
+	c.mu.Lock()
+	delete(c.pins, pin)
+	c.mu.Unlock()
+}
+
+// Pins is how many pins the server's client keeps (for tests).
+func (s *Server) Pins() int {
+	s.client.mu.Lock()
+	defer s.client.mu.Unlock()
+	return len(s.client.pins)
+}

@@ -67,7 +67,7 @@ func (c *Client) For(spec JobSpec, class string) *Remote {
 	c.remotes++
 	id := c.remotes
 	c.mu.Unlock()
-	return &Remote{c: c, spec: spec, class: class, id: id}
+	return &Remote{c: c, spec: spec, class: class, id: id, used: &pinSet{}}
 }
 
 // Remote builds and measures one job in the fleet.
@@ -77,13 +77,40 @@ type Remote struct {
 	class string
 	pin   string // the key whose machine takes the rounds; "" is each measurement's session
 	id    int64  // this Remote's number in its Client: On's keys are its own
+	used  *pinSet
+}
+
+// pinSet is the pins a Remote (and those On made from it) used.
+type pinSet struct {
+	mu   sync.Mutex
+	pins []string
+}
+
+func (p *pinSet) add(pin string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !slices.Contains(p.pins, pin) {
+		p.pins = append(p.pins, pin)
+	}
+}
+
+// Close forgets the machines kept for the Remote's measurements and its
+// On keys: the orchestration that used it is over (so that pins do not
+// pile up in a long-running server).
+func (r *Remote) Close() {
+	r.used.mu.Lock()
+	defer r.used.mu.Unlock()
+	for _, p := range r.used.pins {
+		r.c.unpin(p)
+	}
+	r.used.pins = nil
 }
 
 // On returns the Remote whose measurements all go to the machine kept for
 // key: the machine of key's earlier rounds while it lives (bisect's k-ary
 // search keeps each candidate slot on one machine this way).
 func (r *Remote) On(key string) measure.Executor {
-	return &Remote{c: r.c, spec: r.spec, class: r.class, id: r.id, pin: fmt.Sprintf("remote %d: %s", r.id, key)}
+	return &Remote{c: r.c, spec: r.spec, class: r.class, id: r.id, used: r.used, pin: fmt.Sprintf("remote %d: %s", r.id, key)}
 }
 
 // wait polls job id until it is finalized and returns its row.
@@ -154,7 +181,7 @@ func (r *Remote) Build(ctx context.Context, j *job.Job, commit gitrev.Commit, v 
 	if rec.Status != store.BuildOK {
 		return &build.Result{Record: rec, Cached: cached}, fmt.Errorf("%w: %s (on %s): %s", build.ErrFailed, commit.Short(), out.Machine, out.Error)
 	}
-	return &build.Result{Record: rec, Cached: cached}, nil
+	return &build.Result{Record: rec, Cached: cached, Artifacts: out.Artifacts}, nil
 }
 
 // Execute is not used: a fleet takes whole rounds (ExecuteRounds).
@@ -177,6 +204,7 @@ func (r *Remote) ExecuteRounds(ctx context.Context, rounds [][]measure.Task, don
 	if pin == "" {
 		pin = "session " + session
 	}
+	r.used.add(pin)
 	moves := 0
 	pending := make([]int, len(rounds))
 	for i := range pending {
@@ -228,7 +256,7 @@ func (r *Remote) queue(ctx context.Context, rounds [][]measure.Task, pending []i
 	for k, i := range pending {
 		a := RoundArgs{Job: r.spec, Class: r.class, Machine: machine, Session: session, Round: i, Move: moves}
 		for _, t := range rounds[i] {
-			s := Slot{Commit: t.Key.Commit, Variant: t.Variant, Index: t.Key.Index, BuildKey: t.Build.Record.Key}
+			s := Slot{Commit: t.Key.Commit, Variant: t.Variant, Index: t.Key.Index, BuildKey: t.Build.Record.Key, Artifacts: t.Build.Artifacts}
 			if t.Warmup {
 				s.Index = 0
 			}
@@ -268,6 +296,10 @@ func (r *Remote) follow(ctx context.Context, ids []int64, pending []int, machine
 			open = slices.DeleteFunc(open, func(x int64) bool { return x == id })
 			r.c.release(machine, 1)
 			if row.State != rivertype.JobStateCompleted {
+				// Its run numbers are free again for a later measurement.
+				if err := r.c.unclaim(ctx, row.EncodedArgs); err != nil {
+					r.c.Log("giving up the run numbers of round job %d: %v", id, err)
+				}
 				return nil, fmt.Errorf("round %d on %s: %w", i, machine, failure(row))
 			}
 			var out RoundOutput
@@ -306,7 +338,8 @@ func (r *Remote) follow(ctx context.Context, ids []int64, pending []int, machine
 // withdraw cancels the round jobs of ids that no machine has started, when
 // the measurement that queued them stops (the server stops, or its lease
 // ends): the measurement that resumes it queues the rounds it still needs.
-// Rounds being taken are left to finish; their runs are stored.
+// Rounds being taken are left to finish; their runs are stored. The run
+// numbers of a withdrawn round are given up (see [Remote.Reserve]).
 func (r *Remote) withdraw(ids []int64) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -315,7 +348,11 @@ func (r *Remote) withdraw(ids []int64) {
 		if err != nil || row.State == rivertype.JobStateRunning || row.FinalizedAt != nil {
 			continue
 		}
-		_, _ = r.c.River.JobCancel(ctx, id)
+		if row, err = r.c.River.JobCancel(ctx, id); err == nil && row.State == rivertype.JobStateCancelled {
+			if err := r.c.unclaim(ctx, row.EncodedArgs); err != nil {
+				r.c.Log("giving up the run numbers of round job %d: %v", id, err)
+			}
+		}
 	}
 }
 

@@ -121,42 +121,60 @@ func (s *Server) EnqueueBisect(ctx context.Context, a BisectArgs) (*rivertype.Jo
 	return Submit(ctx, s.River, a)
 }
 
+// ErrBadRequest is wrapped by Submit's errors for arguments it refuses
+// (a bad class, missing commits, a job file that does not parse): the
+// submitter's mistake, which an HTTP API answers with 400.
+var ErrBadRequest = errors.New("bad request")
+
+// badRequest is a refused submission: its message is err's, and it wraps
+// ErrBadRequest.
+type badRequest struct{ err error }
+
+func (e badRequest) Error() string   { return e.err.Error() }
+func (e badRequest) Unwrap() []error { return []error{ErrBadRequest, e.err} }
+
 // Submit checks and queues an orchestration job (CompareArgs or
 // BisectArgs) with any River client of the fleet's database, an
-// insert-only one included ([InsertOnly]).
+// insert-only one included ([InsertOnly]). Arguments it refuses give an
+// error wrapping ErrBadRequest.
 func Submit(ctx context.Context, c *river.Client[pgx.Tx], a river.JobArgs) (*rivertype.JobRow, error) {
-	switch a := a.(type) {
-	case CompareArgs:
-		if err := CheckName("class", a.Class); err != nil {
-			return nil, err
-		}
-		if len(a.Commits) < 2 {
-			return nil, errors.New("a comparison needs at least two commits")
-		}
-		if a.Class == "" {
-			return nil, errors.New("a comparison needs a machine class")
-		}
-		if _, err := a.Job.Load(); err != nil {
-			return nil, err
-		}
-	case BisectArgs:
-		if err := CheckName("class", a.Class); err != nil {
-			return nil, err
-		}
-		if a.Good == "" || a.Bad == "" || a.Metric == "" || a.Class == "" {
-			return nil, errors.New("a bisection needs good and bad commits, a metric and a machine class")
-		}
-		if _, err := a.Job.Load(); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, fmt.Errorf("%s jobs are not submitted: they are queued by the fleet", a.Kind())
+	if err := check(a); err != nil {
+		return nil, badRequest{err}
 	}
 	res, err := c.Insert(ctx, a, nil)
 	if err != nil {
 		return nil, err
 	}
 	return res.Job, nil
+}
+
+// check says what is wrong with a submission's arguments.
+func check(a river.JobArgs) error {
+	switch a := a.(type) {
+	case CompareArgs:
+		if err := CheckName("class", a.Class); err != nil {
+			return err
+		}
+		if len(a.Commits) < 2 {
+			return errors.New("a comparison needs at least two commits")
+		}
+		if _, err := a.Job.Load(); err != nil {
+			return err
+		}
+	case BisectArgs:
+		if err := CheckName("class", a.Class); err != nil {
+			return err
+		}
+		if a.Good == "" || a.Bad == "" || a.Metric == "" {
+			return errors.New("a bisection needs good and bad commits, a metric and a machine class")
+		}
+		if _, err := a.Job.Load(); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("%s jobs are not submitted: they are queued by the fleet", a.Kind())
+	}
+	return nil
 }
 
 // InsertOnly is a River client that only queues jobs (perfbot submit).
@@ -256,15 +274,24 @@ func (s *Server) Handler() http.Handler {
 	return mux
 }
 
+// MaxBody is the largest request body the API reads: the job file
+// travels in it.
+const MaxBody = 1 << 20
+
 func submit(w http.ResponseWriter, r *http.Request, s *Server, into any, args func() (river.JobArgs, error)) {
-	if err := json.NewDecoder(r.Body).Decode(into); err != nil {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(into); err != nil {
 		httpError(w, http.StatusBadRequest, fmt.Errorf("request body: %w", err))
 		return
 	}
 	a, _ := args()
 	row, err := Submit(r.Context(), s.River, a)
-	if err != nil {
+	if errors.Is(err, ErrBadRequest) {
 		httpError(w, http.StatusBadRequest, err)
+		return
+	} else if err != nil {
+		httpError(w, http.StatusInternalServerError, err)
 		return
 	}
 	w.WriteHeader(http.StatusCreated)

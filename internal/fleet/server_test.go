@@ -69,6 +69,19 @@ func TestServerAPI(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), `class \"Bad Class\"`) {
 		t.Errorf("a bad class: %s %s", resp.Status, b)
 	}
+	// Unknown fields and oversized bodies are refused, as the dashboard's
+	// API refuses them.
+	for _, body := range []string{`{"job": {}, "class": "test", "commitz": ["a", "b"]}`, `{"class": "` + strings.Repeat("x", 2<<20) + `"}`} {
+		resp, err = http.Post(srv.URL+"/api/compare", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "request body") {
+			t.Errorf("POST %.40s...: %s %.200s", body, resp.Status, b)
+		}
+	}
 	if code, b := get("/api/jobs/999999"); code != http.StatusNotFound {
 		t.Errorf("GET an unknown job: %d %s", code, b)
 	}

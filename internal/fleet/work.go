@@ -51,7 +51,9 @@ func (bw *buildWorker) Work(ctx context.Context, job *river.Job[BuildArgs]) erro
 	if perr != nil {
 		return perr
 	}
-	return river.RecordOutput(ctx, BuildOutput{Key: fb.Key, Status: fb.Status, Error: fb.Error, Machine: w.cfg.Machine})
+	// The output is the key's record: the first successful build of the
+	// key, when another machine made one before.
+	return river.RecordOutput(ctx, BuildOutput{Key: fb.Key, Status: fb.Status, Error: fb.Error, Machine: fb.Machine, Artifacts: fb.Artifacts})
 }
 
 type roundWorker struct {
@@ -92,7 +94,7 @@ func (rw *roundWorker) Work(ctx context.Context, job *river.Job[RoundArgs]) erro
 	for _, s := range a.Slots {
 		res := builds[s.BuildKey]
 		if res == nil {
-			if res, err = w.ws.restore(ctx, j, b, s.BuildKey); err != nil {
+			if res, err = w.ws.restore(ctx, j, b, s); err != nil {
 				return err
 			}
 			builds[s.BuildKey] = res

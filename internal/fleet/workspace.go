@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"github.com/perfbot/perfbot/internal/build"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/run"
 	"github.com/perfbot/perfbot/internal/store"
 )
 
@@ -77,8 +77,8 @@ func (w *workspace) clone(ctx context.Context, src string, commits []string) (*g
 		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 			return nil, err
 		}
-		if out, err := exec.CommandContext(ctx, "git", "clone", "--quiet", "--no-checkout", src, tmp).CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("cloning %s: %v: %s", src, err, strings.TrimSpace(string(out)))
+		if err := w.git(ctx, "cloning "+src, "clone", "--quiet", "--no-checkout", src, tmp); err != nil {
+			return nil, err
 		}
 		if err := os.Rename(tmp, dir); err != nil {
 			return nil, err
@@ -92,14 +92,34 @@ func (w *workspace) clone(ctx context.Context, src string, commits []string) (*g
 		if _, err := repo.Resolve(ctx, c); err == nil {
 			continue
 		}
-		if out, err := exec.CommandContext(ctx, "git", "-C", dir, "fetch", "--quiet", "origin", "+refs/*:refs/remotes/origin/all/*").CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("fetching %s: %v: %s", src, err, strings.TrimSpace(string(out)))
+		if err := w.git(ctx, "fetching "+src, "-C", dir, "fetch", "--quiet", "origin", "+refs/*:refs/remotes/origin/all/*"); err != nil {
+			return nil, err
 		}
 		if _, err := repo.Resolve(ctx, c); err != nil {
 			return nil, fmt.Errorf("%s has no commit %s: %w", src, gitrev.Short(c), err)
 		}
 	}
 	return repo, nil
+}
+
+// git runs git with args through package run's supervisor, as builds and
+// runs are: a worker or server killed in the middle of a clone of a large
+// repository takes git with it.
+func (w *workspace) git(ctx context.Context, what string, args ...string) error {
+	log := filepath.Join(w.dir, "git.log")
+	cmd := "git"
+	for _, a := range args {
+		cmd += " " + job.ShellQuote(a)
+	}
+	res, err := run.Exec(ctx, run.Spec{Command: cmd, Dir: w.dir, CPU: -1, StdoutPath: log, StderrPath: log})
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if res.ExitCode != 0 {
+		out, _ := os.ReadFile(log)
+		return fmt.Errorf("%s: git exited with %d (%s): %s", what, res.ExitCode, res.Signal, strings.TrimSpace(string(out)))
+	}
+	return nil
 }
 
 // publish uploads a build made here (artifacts and log) into the fleet's
@@ -124,31 +144,47 @@ func (w *workspace) publish(ctx context.Context, j *job.Job, a BuildArgs, machin
 			}
 		}
 	}
-	return fb, putBuild(ctx, w.pool, fb)
+	return putBuild(ctx, w.pool, fb)
 }
 
-// restore returns a worktree of the fleet's build key on this machine:
-// from the local cache when every artifact there still has the hash the
-// build machine recorded, else downloaded (and checked) from the
-// database. A stale or damaged local artifact is never used.
-func (w *workspace) restore(ctx context.Context, j *job.Job, b *build.Builder, key string) (*build.Result, error) {
+// restore returns a worktree of the build of slot s on this machine, with
+// the artifacts the round was planned with (s.Artifacts; the fleet's
+// record of the build for a slot that carries none).
+func (w *workspace) restore(ctx context.Context, j *job.Job, b *build.Builder, s Slot) (*build.Result, error) {
+	rec, err := w.artifacts(ctx, s.BuildKey, s.Artifacts)
+	if err != nil {
+		return nil, err
+	}
+	return b.Restore(ctx, j, rec)
+}
+
+// artifacts returns this machine's cached copy of the fleet's build key
+// with artifacts arts (path -> SHA-256; nil: those the fleet's record
+// holds): from the local cache when every artifact there has its hash,
+// else downloaded (and checked) from the database. A stale or damaged
+// local artifact is never used, and neither is a build of the key other
+// than the one the round was planned with.
+func (w *workspace) artifacts(ctx context.Context, key string, arts map[string]string) (*store.BuildRecord, error) {
 	fb, err := getBuild(ctx, w.pool, key)
 	if err != nil {
 		return nil, err
 	}
-	if fb.Status != string(store.BuildOK) {
-		return nil, fmt.Errorf("%w: %s: %s", build.ErrFailed, gitrev.Short(fb.Commit), fb.Error)
+	if arts == nil {
+		if fb.Status != string(store.BuildOK) {
+			return nil, fmt.Errorf("%w: %s: %s", build.ErrFailed, gitrev.Short(fb.Commit), fb.Error)
+		}
+		arts = fb.Artifacts
 	}
 	rec, err := w.local.GetBuild(ctx, key)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
-	if err != nil || rec.Status != store.BuildOK || !matches(rec.ArtifactDir, fb.Artifacts) {
+	if err != nil || rec.Status != store.BuildOK || !matches(rec.ArtifactDir, arts) {
 		dir := filepath.Join(w.local.Dir(), "builds", key, "artifacts")
 		if err := os.RemoveAll(dir); err != nil {
 			return nil, err
 		}
-		for art, h := range fb.Artifacts {
+		for art, h := range arts {
 			data, err := getBlob(ctx, w.pool, h)
 			if err != nil {
 				return nil, fmt.Errorf("artifact %s of build %s: %w", art, key, err)
@@ -163,7 +199,7 @@ func (w *workspace) restore(ctx context.Context, j *job.Job, b *build.Builder, k
 			return nil, err
 		}
 	}
-	return b.Restore(ctx, j, rec)
+	return rec, nil
 }
 
 // matches reports whether dir holds every artifact with its hash.

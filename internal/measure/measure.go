@@ -14,7 +14,9 @@
 //  2. Plan: read what the store holds and list the runs to take, either
 //     whole rounds (Options.WholeRounds: every target once per round, all
 //     in one session, so that the runs of a round pair up) or run numbers
-//     per target (Target.Runs), in the order of Options.Order.
+//     per target (Target.Runs), in the order of Options.Order. A
+//     [Reserver] (a fleet) claims the run numbers first, so that two
+//     measurements running at once never take the same run.
 //  3. Take the plan, one run at a time, each stored as it finishes, after
 //     the job's warm-up runs; a [RoundExecutor] (a fleet) gets the plan
 //     cut into rounds, each taken on one machine. With Options.Retry a failed run is replaced
@@ -195,7 +197,10 @@ func Measure(ctx context.Context, j *job.Job, targets []Target, opt Options) (*O
 		if pass > 0 && (!opt.Retry || !m.retry(st)) {
 			break
 		}
-		plan := m.plan(st)
+		plan, err := m.plan(ctx, st)
+		if err != nil {
+			return out, err
+		}
 		if len(plan) == 0 {
 			break
 		}

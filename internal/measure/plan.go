@@ -94,24 +94,30 @@ func (m *measurement) load(ctx context.Context) (*stored, error) {
 }
 
 // plan lists the runs still to take, in the order to take them.
-func (m *measurement) plan(s *stored) []slot {
+// With a [Reserver] the run numbers are claimed for this measurement's
+// session first.
+func (m *measurement) plan(ctx context.Context, s *stored) ([]slot, error) {
 	var active []int    // targets with runs to take
 	var missing [][]int // their run numbers to take, in order
 	if m.opt.WholeRounds {
 		need := m.runs - len(m.complete(s))
 		if need <= 0 {
-			return nil
-		}
-		var idx []int
-		for r := 1; r <= need; r++ {
-			idx = append(idx, s.maxIndex+r)
-			m.ours[s.maxIndex+r] = true
+			return nil, nil
 		}
 		for i, t := range m.out.Targets {
 			if t.Build != nil {
 				active = append(active, i)
-				missing = append(missing, idx)
 			}
+		}
+		idx, err := m.roundNumbers(ctx, s, active, need)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range idx {
+			m.ours[r] = true
+		}
+		for range active {
+			missing = append(missing, idx)
 		}
 	} else {
 		for i, t := range m.out.Targets {
@@ -134,6 +140,10 @@ func (m *measurement) plan(s *stored) []slot {
 				missing = append(missing, idx)
 			}
 		}
+		var err error
+		if active, missing, err = m.claim(ctx, s, active, missing); err != nil {
+			return nil, err
+		}
 	}
 	counts := make([]int, len(active))
 	for k, idx := range missing {
@@ -145,7 +155,7 @@ func (m *measurement) plan(s *stored) []slot {
 		plan = append(plan, slot{target: active[k], index: missing[k][next[k]]})
 		next[k]++
 	}
-	return plan
+	return plan, nil
 }
 
 // retry reports whether the failures of the latest pass are worth another

@@ -1,0 +1,95 @@
+package fleet_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/perfbot/perfbot/internal/fleet"
+)
+
+// TestConcurrentComparisons: two comparisons of the same commits queued
+// at once are orchestrated side by side by the server; each takes rounds
+// under run numbers of its own (claimed in the database), so neither
+// overwrites the other's runs, and every round each one compares holds one
+// session's runs (a comparison may compare the other's complete rounds).
+func TestConcurrentComparisons(t *testing.T) {
+	const runs = 3
+	f := newFixture(t, runs, 1500000)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var ids []int64
+	for range 2 {
+		row, err := f.server.EnqueueCompare(ctx, fleet.CompareArgs{Job: f.spec, Class: "test", Commits: f.commits})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, row.ID)
+	}
+	// Both wait for the same builds, then plan at once.
+	f.worker(t, "c1", 0)
+	j, err := f.spec.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sessions []string
+	var took []int // runs per commit each comparison took
+	for _, id := range ids {
+		done, err := fleet.Await(ctx, f.server.River, id, 100*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out fleet.CompareOutput
+		if err := json.Unmarshal(done.Output(), &out); err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Rounds) != runs {
+			t.Errorf("comparison %d: rounds %v, want %d", id, out.Rounds, runs)
+		}
+		// It took the rounds that were not complete when it planned.
+		sessions = append(sessions, out.Session)
+		took = append(took, out.Taken/len(f.commits))
+		// Every round it compares is one session's.
+		for _, r := range out.Rounds {
+			var of []string
+			for _, c := range f.commits {
+				recs, err := f.results.RunsWithoutValues(ctx, j.Key(), c, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, rec := range recs {
+					if rec.Index == r && !slices.Contains(of, rec.Session) {
+						of = append(of, rec.Session)
+					}
+				}
+			}
+			if len(of) != 1 {
+				t.Errorf("comparison %d: round %d holds the runs of sessions %v", id, r, of)
+			}
+		}
+	}
+	// The sessions' pins are gone with their measurements.
+	if n := f.server.Pins(); n != 0 {
+		t.Errorf("the server keeps %d pins after its measurements ended", n)
+	}
+	// Nothing overwritten: each session's runs are all stored.
+	for _, c := range f.commits {
+		recs, err := f.results.RunsWithoutValues(ctx, j.Key(), c, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, sess := range sessions {
+			n := 0
+			for _, rec := range recs {
+				if rec.Session == sess {
+					n++
+				}
+			}
+			if n != took[k] {
+				t.Errorf("%.12s: %d runs of session %.8s stored, it took %d (another measurement overwrote them)", c, n, sess, took[k])
+			}
+		}
+	}
+}

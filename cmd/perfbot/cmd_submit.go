@@ -192,5 +192,8 @@ func submitAndWait(ctx context.Context, a *app, f submitFlags, args river.JobArg
 		return nil, nil
 	}
 	a.logf("queued %s job %d; waiting for it (interrupting leaves it queued)", row.Kind, row.ID)
+	if note, err := fleet.Absent(ctx, pool, f.class, 0); err == nil && note != "" {
+		a.logf("warning: %s", note)
+	}
 	return fleet.Await(ctx, c, row.ID, time.Second)
 }

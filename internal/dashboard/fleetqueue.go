@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -77,15 +78,26 @@ func (q FleetQueue) Queued(ctx context.Context) ([]Queued, error) {
 	}
 	var out []Queued
 	for _, row := range res.Jobs {
-		kind := CompareAction
-		if row.Kind == (fleet.BisectArgs{}).Kind() {
-			kind = BisectAction
+		act := Action{Kind: CompareAction}
+		switch row.Kind {
+		case fleet.CompareArgs{}.Kind():
+			var args fleet.CompareArgs
+			if json.Unmarshal(row.EncodedArgs, &args) == nil {
+				act.JobFile, act.JobName, act.Commits = args.Job.File, args.Job.Name, args.Commits
+			}
+		case fleet.BisectArgs{}.Kind():
+			act.Kind = BisectAction
+			var args fleet.BisectArgs
+			if json.Unmarshal(row.EncodedArgs, &args) == nil {
+				act.JobFile, act.JobName, act.Metric = args.Job.File, args.Job.Name, args.Metric
+				act.Commits = []string{args.Good, args.Bad}
+			}
 		}
 		when := row.CreatedAt
 		if row.AttemptedAt != nil {
 			when = *row.AttemptedAt
 		}
-		out = append(out, Queued{ID: strconv.FormatInt(row.ID, 10), Action: Action{Kind: kind}, State: string(row.State), Updated: when})
+		out = append(out, Queued{ID: strconv.FormatInt(row.ID, 10), Action: act, State: string(row.State), Updated: when})
 	}
 	return out, nil
 }

@@ -89,6 +89,17 @@ metrics:
 	if err != nil || len(queued) != 2 {
 		t.Fatalf("Queued = %+v, %v; want the two actions", queued, err)
 	}
+	// Each carries its job and commits, so "running" names them.
+	for _, qd := range queued {
+		if qd.Action.JobName != "job" || len(qd.Action.Commits) != 2 || qd.Action.Commits[1] != b ||
+			(qd.Action.Kind == BisectAction) != (qd.Action.Metric == "work_ms") || !strings.Contains(qd.Action.Command(), "job.yaml") {
+			t.Errorf("queued %+v: want the action's job, commits and metric (command %q)", qd.Action, qd.Action.Command())
+		}
+	}
+	// No worker of the class: a submitter is told so before it waits.
+	if note, err := fleet.Absent(ctx, pool, "epyc", 0); err != nil || !strings.Contains(note, "no machine of class epyc is registered") {
+		t.Errorf("Absent = %q, %v", note, err)
+	}
 	for _, k := range []ActionKind{TriageAction, RerunAction} {
 		x := base
 		x.Kind = k

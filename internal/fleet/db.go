@@ -241,3 +241,26 @@ func getBuild(ctx context.Context, pool *pgxpool.Pool, key string) (*fleetBuild,
 	}
 	return b, json.Unmarshal(arts, &b.Artifacts)
 }
+
+// Absent says, for a submitter about to wait, when no live machine of
+// class is registered (no heartbeat within deadAfter, 30 s when 0): the
+// job then waits in the queue until a worker of the class starts. It
+// returns "" when one is alive.
+func Absent(ctx context.Context, pool *pgxpool.Pool, class string, deadAfter time.Duration) (string, error) {
+	if deadAfter <= 0 {
+		deadAfter = 30 * time.Second
+	}
+	ms, ages, err := Machines(ctx, pool, class)
+	if err != nil {
+		return "", err
+	}
+	for i := range ms {
+		if ages[i] < deadAfter {
+			return "", nil
+		}
+	}
+	if len(ms) == 0 {
+		return fmt.Sprintf("no machine of class %s is registered: the job waits in the queue until one starts (perfbot worker --db URL --class %s)", class, class), nil
+	}
+	return fmt.Sprintf("no machine of class %s is alive (%d registered, none with a heartbeat in the last %v): the job waits in the queue until one comes back", class, len(ms), deadAfter), nil
+}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/perfbot/perfbot/internal/metric"
@@ -194,6 +195,8 @@ func compareCells(baseRuns, curRuns []RunValue, base, cur []float64, paired bool
 	n := min(len(base), len(cur))
 	var why error
 	switch {
+	case 5*len(a) < 4*n && len(machinesOf(baseRuns, curRuns)) > 1:
+		why = fmt.Errorf("only %d of %d runs are interleaved pairs (runs of different machines never pair: %s): compared unpaired (Mann-Whitney), exposed to the machines' different speeds", len(a), n, strings.Join(machinesOf(baseRuns, curRuns), ", "))
 	case 5*len(a) < 4*n:
 		why = fmt.Errorf("only %d of %d runs are interleaved pairs (the others were taken in another session): compared unpaired (Mann-Whitney), exposed to drift between sessions", len(a), n)
 	case stats.MinPairedP(len(a)) > alpha:
@@ -204,4 +207,18 @@ func compareCells(baseRuns, curRuns []RunValue, base, cur []float64, paired bool
 	c := stats.CompareUnpaired(base, cur, alpha)
 	c.Warnings = append([]error{why}, c.Warnings...)
 	return c
+}
+
+// machinesOf returns the named machines that took the runs, sorted.
+func machinesOf(runs ...[]RunValue) []string {
+	var ms []string
+	for _, rs := range runs {
+		for _, r := range rs {
+			if r.Pair.Machine != "" && !slices.Contains(ms, r.Pair.Machine) {
+				ms = append(ms, r.Pair.Machine)
+			}
+		}
+	}
+	slices.Sort(ms)
+	return ms
 }

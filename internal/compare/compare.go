@@ -6,6 +6,8 @@
 package compare
 
 import (
+	"slices"
+
 	"github.com/perfbot/perfbot/internal/metric"
 	"github.com/perfbot/perfbot/internal/stats"
 )
@@ -31,6 +33,25 @@ type Column struct {
 	// Failures groups the failed runs by status (tables read from the
 	// store; see FromStore).
 	Failures []Failure
+	// Machines are the machines that took the column's runs, sorted
+	// (tables read from the store; "" for runs that do not say).
+	Machines []string
+}
+
+// Machines returns the machines that took the table's runs, sorted: more
+// than one means runs pair only within a machine (the machine is a
+// block), and unpaired runs differ by machine speed as well as by commit.
+func (t *Table) Machines() []string {
+	var ms []string
+	for _, c := range t.Columns {
+		for _, m := range c.Machines {
+			if !slices.Contains(ms, m) {
+				ms = append(ms, m)
+			}
+		}
+	}
+	slices.Sort(ms)
+	return ms
 }
 
 // Row is one metric across all columns.

@@ -113,6 +113,10 @@ func readLayout(ctx context.Context, st *store.Store, jobKey string, src Source,
 			continue
 		}
 		pair[r.Index] = &Pair{Machine: r.Machine, Session: r.Session, Round: round, Layout: k}
+		if r.Machine != "" && !slices.Contains(col.Machines, r.Machine) {
+			col.Machines = append(col.Machines, r.Machine)
+			slices.Sort(col.Machines)
+		}
 		col.Runs++
 		if r.Status != store.RunOK {
 			col.Failed++

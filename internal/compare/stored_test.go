@@ -102,3 +102,44 @@ func TestFromStorePairs(t *testing.T) {
 		t.Errorf("err %v, table %v: want an error naming the commit and the failures", err, tab)
 	}
 }
+
+// TestFromStoreMachines: the table says which machines took its runs, and
+// when base and change ran on different machines (no run pairs), its
+// warning names the machines, not another session.
+func TestFromStoreMachines(t *testing.T) {
+	st, err := store.Open(filepath.Join(t.TempDir(), ".perfbot"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	a, b := strings.Repeat("a", 40), strings.Repeat("b", 40)
+	ctx := context.Background()
+	for r := 1; r <= 8; r++ {
+		for _, x := range []struct {
+			commit, machine string
+			v               float64
+		}{{a, "m1", 100}, {b, "m2", 110}} {
+			rec := &store.RunRecord{RunKey: store.RunKey{Job: "job", Commit: x.commit, Index: r}, Status: store.RunOK,
+				Session: "s1", Machine: x.machine, CPU: -1,
+				Values: []metric.Value{{Name: "x", Better: metric.LowerIsBetter, Value: x.v + float64(r)}}}
+			if err := st.PutRun(ctx, rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rounds := InRounds([]int{1, 2, 3, 4, 5, 6, 7, 8})
+	tab, err := FromStore(ctx, st, "job", []Source{{Commit: gitrev.Commit{Hash: a}, Round: rounds}, {Commit: gitrev.Commit{Hash: b}, Round: rounds}}, 0.05)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tab.Machines(); len(got) != 2 || got[0] != "m1" || got[1] != "m2" {
+		t.Errorf("Machines() = %v, want [m1 m2]", got)
+	}
+	if c := tab.Columns[0]; len(c.Machines) != 1 || c.Machines[0] != "m1" {
+		t.Errorf("column a machines %v, want [m1]", c.Machines)
+	}
+	d := tab.Rows[0].Cells[1].Delta
+	if d == nil || len(d.Stat.Warnings) == 0 || !strings.Contains(d.Stat.Warnings[0].Error(), "runs of different machines never pair: m1, m2") {
+		t.Fatalf("delta %+v: want the unpaired warning to name the machines", d)
+	}
+}

@@ -37,6 +37,8 @@ type (
 		Variant string `json:"variant"`
 		Runs    int    `json:"runs"`
 		Failed  int    `json:"failed"`
+		// Machines took the column's runs (omitted when not recorded).
+		Machines []string `json:"machines,omitempty"`
 	}
 	jsonMetric struct {
 		Metric      string           `json:"metric"`
@@ -157,7 +159,7 @@ func WriteJSON(w io.Writer, t *compare.Table, opt Options) error {
 		Metrics:      []jsonMetric{},
 	}
 	for _, c := range t.Columns {
-		doc.Columns = append(doc.Columns, jsonColumn{c.ID, c.Subject, c.Variant, c.Runs, c.Failed})
+		doc.Columns = append(doc.Columns, jsonColumn{c.ID, c.Subject, c.Variant, c.Runs, c.Failed, c.Machines})
 	}
 	for k := range t.Rows {
 		r := &t.Rows[k]

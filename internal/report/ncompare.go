@@ -89,6 +89,11 @@ func writeNotes(b *bytes.Buffer, t *compare.Table, rows []*compare.Row) {
 			}
 		}
 	}
+	if ms := t.Machines(); len(ms) > 1 {
+		msg := fmt.Sprintf("runs from %d machines (%s): runs pair only within a machine (the machine is a block); medians mix the machines' speeds", len(ms), strings.Join(ms, ", "))
+		order = append([]string{msg}, order...)
+		seen[msg] = 1
+	}
 	if len(order) == 0 {
 		return
 	}

@@ -773,3 +773,19 @@ func TestPctRange(t *testing.T) {
 		}
 	}
 }
+
+// TestNCompareMachines: a table whose runs come from several machines says
+// so in its notes (the machine is a block); one machine adds no note.
+func TestNCompareMachines(t *testing.T) {
+	tab := failuresTable()
+	tab.Columns[0].Machines = []string{"bench-1"}
+	tab.Columns[1].Machines = []string{"bench-1", "bench-2"}
+	contains(t, ncompare(t, tab, false), []string{
+		"notes:",
+		"  runs from 2 machines (bench-1, bench-2): runs pair only within a machine (the machine is a block); medians mix the machines' speeds",
+	})
+	tab.Columns[1].Machines = []string{"bench-1"}
+	if out := strings.Join(ncompare(t, tab, false), "\n"); strings.Contains(out, "machines (") {
+		t.Errorf("one machine, yet a machines note:\n%s", out)
+	}
+}

@@ -120,7 +120,7 @@ func readLayout(ctx context.Context, st *store.Store, jobKey string, src Source,
 		col.Runs++
 		if r.Status != store.RunOK {
 			col.Failed++
-			col.addFailure(r, filepath.Dir(st.RunDir(r.RunKey)))
+			col.addFailure(r, logDir(st, r))
 		}
 	}
 	ss, err := st.Samples(ctx, jobKey, []string{src.Commit.Hash}, vid)
@@ -155,6 +155,19 @@ func (c *Column) addFailure(r store.RunRecord, dir string) {
 		}
 	}
 	c.Failures = append(c.Failures, Failure{Status: r.Status, Count: 1, Reasons: []string{r.Reason}, LogDir: dir})
+}
+
+// FleetLogs is where a failed run's logs are when a fleet's worker took it:
+// the worker uploads them to the fleet's database (its StdoutPath and
+// StderrPath are "sha256:<hash>").
+const FleetLogs = "the fleet's database (the runs' stdout and stderr are sha256: blobs, served by perfbot serve --db at /fleet/api/blobs/HASH)"
+
+// logDir says where a failed run's logs are.
+func logDir(st *store.Store, r store.RunRecord) string {
+	if strings.HasPrefix(r.StderrPath, "sha256:") || strings.HasPrefix(r.StdoutPath, "sha256:") {
+		return FleetLogs
+	}
+	return filepath.Dir(st.RunDir(r.RunKey))
 }
 
 func variantSuffix(v string) string {

@@ -143,3 +143,27 @@ func TestFromStoreMachines(t *testing.T) {
 		t.Fatalf("delta %+v: want the unpaired warning to name the machines", d)
 	}
 }
+
+// TestFromStoreFleetLogs: a failed run a fleet worker took has its logs
+// in the fleet's database, and the table says so instead of naming a
+// local folder that does not exist.
+func TestFromStoreFleetLogs(t *testing.T) {
+	st, err := store.Open(filepath.Join(t.TempDir(), ".perfbot"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	a := strings.Repeat("a", 40)
+	ctx := context.Background()
+	for r := 1; r <= 2; r++ {
+		rec := &store.RunRecord{RunKey: store.RunKey{Job: "job", Commit: a, Index: r}, Status: store.RunCrashed, Reason: "boom",
+			Session: "s1", Machine: "m1", CPU: -1, StdoutPath: "sha256:" + strings.Repeat("1", 64), StderrPath: "sha256:" + strings.Repeat("2", 64)}
+		if err := st.PutRun(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tab, _ := FromStore(ctx, st, "job", []Source{{Commit: gitrev.Commit{Hash: a}, Round: InRounds([]int{1, 2})}}, 0.05)
+	if tab == nil || len(tab.Columns[0].Failures) != 1 || tab.Columns[0].Failures[0].LogDir != FleetLogs || tab.Columns[0].Failures[0].Count != 2 {
+		t.Fatalf("table %+v: want one failure line of 2 runs with the fleet's logs", tab)
+	}
+}

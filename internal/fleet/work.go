@@ -88,6 +88,13 @@ func (rw *roundWorker) Work(ctx context.Context, job *river.Job[RoundArgs]) erro
 	if err != nil {
 		return err
 	}
+	// The suite's programs must be installed on this machine: a missing
+	// one is this machine's fault, said before anything runs (River
+	// retries the round; the error shows in the fleet's jobs), never a
+	// round of crashed runs.
+	if err := measure.CheckPrograms(j); err != nil {
+		return fmt.Errorf("machine %s: %w", w.cfg.Machine, err)
+	}
 	builds := map[string]*build.Result{}
 	exec := measure.Local{CPU: w.cfg.CPU, Machine: w.cfg.Machine}
 	var out RoundOutput

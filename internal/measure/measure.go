@@ -156,7 +156,7 @@ func Measure(ctx context.Context, j *job.Job, targets []Target, opt Options) (*O
 	m := newMeasurement(j, targets, opt)
 	rx, remote := m.exec.(RoundExecutor)
 	if !remote {
-		if err := suitePrograms(j); err != nil {
+		if err := CheckPrograms(j); err != nil {
 			return nil, err
 		}
 	}
@@ -235,11 +235,11 @@ func Measure(ctx context.Context, j *job.Job, targets []Target, opt Options) (*O
 	return out, nil
 }
 
-// suitePrograms checks, before anything is built, that the programs a
+// CheckPrograms checks, before anything is built, that the programs a
 // job's suite runs from PATH are installed (on the job's run.env PATH when
 // it sets one), naming the Debian package of each one that is not.
 // Programs the build makes are checked by the run command itself.
-func suitePrograms(j *job.Job) error {
+func CheckPrograms(j *job.Job) error {
 	if j.Suite == nil {
 		return nil
 	}

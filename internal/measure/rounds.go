@@ -31,7 +31,7 @@ import (
 //
 // A RoundExecutor runs elsewhere: Measure neither takes this machine's
 // measuring lock nor checks the job's programs here for it; the machines
-// that take the rounds do.
+// that take the rounds do (CheckPrograms).
 type RoundExecutor interface {
 	Executor
 	ExecuteRounds(ctx context.Context, rounds [][]Task, done func(round int, recs []*store.RunRecord) error) error

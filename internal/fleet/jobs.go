@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -46,6 +47,29 @@ func DefaultMachine() string {
 	return s
 }
 
+// workerClientID is the River client ID of the worker of machine running
+// as process pid: River records it in a job's attempted_by, which is how
+// the server finds the machine and process taking a job (workerOf).
+func workerClientID(machine string, pid int) string { return fmt.Sprintf("worker.%s.%d", machine, pid) }
+
+// workerOf returns the machine and process of a worker's River client ID
+// (false for another client: the server's).
+func workerOf(clientID string) (machine string, pid int, ok bool) {
+	rest, ok := strings.CutPrefix(clientID, "worker.")
+	if !ok {
+		return "", 0, false
+	}
+	i := strings.LastIndexByte(rest, '.')
+	if i < 0 {
+		return "", 0, false
+	}
+	pid, err := strconv.Atoi(rest[i+1:])
+	if err != nil || CheckName("machine", rest[:i]) != nil {
+		return "", 0, false
+	}
+	return rest[:i], pid, true
+}
+
 // MaxAttempts is how often a build, round or orchestration job is
 // tried (a rescue after its worker died counts; River's default is 25,
 // days of retries for an error that will not go away). A snoozed
@@ -86,6 +110,10 @@ type BuildArgs struct {
 	Commit  string      `json:"commit"`
 	Variant job.Variant `json:"variant"`
 	Class   string      `json:"class"`
+	// Move counts how often this build was queued again after the worker
+	// building it was found gone (see [Client.gone]), so that the new job
+	// is not taken for the abandoned one by River's uniqueness.
+	Move int `json:"move,omitempty"`
 }
 
 // Kind is River's name for build jobs.

@@ -40,13 +40,14 @@ type Client struct {
 	assigned map[string]int    // machine -> rounds queued by this process, not yet done
 	remotes  int64             // Remotes made by For
 	pins     map[string]string // pin key (a measurement's session, or Remote.On's key) -> its machine
+	moves    map[string]int    // build (buildKey) -> the Move of its latest job, for builds queued again
 }
 
 func (c *Client) init() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.assigned == nil {
-		c.assigned, c.pins = map[string]int{}, map[string]string{}
+		c.assigned, c.pins, c.moves = map[string]int{}, map[string]string{}, map[string]int{}
 	}
 	if c.DeadAfter <= 0 {
 		c.DeadAfter = 30 * time.Second
@@ -114,7 +115,7 @@ func (r *Remote) On(key string) measure.Executor {
 }
 
 // wait polls job id until it is finalized and returns its row.
-func (c *Client) wait(ctx context.Context, id int64, tick func() error) (*rivertype.JobRow, error) {
+func (c *Client) wait(ctx context.Context, id int64, tick func(*rivertype.JobRow) error) (*rivertype.JobRow, error) {
 	t := time.NewTicker(c.Poll)
 	defer t.Stop()
 	for {
@@ -126,7 +127,7 @@ func (c *Client) wait(ctx context.Context, id int64, tick func() error) (*rivert
 			return row, nil
 		}
 		if tick != nil {
-			if err := tick(); err != nil {
+			if err := tick(row); err != nil {
 				return row, err
 			}
 		}
@@ -150,20 +151,7 @@ func failure(row *rivertype.JobRow) error {
 // Build queues the build of commit under v on a machine of the class (once:
 // a build queued or made before is not queued again) and waits for it.
 func (r *Remote) Build(ctx context.Context, j *job.Job, commit gitrev.Commit, v job.Variant) (*build.Result, error) {
-	res, err := r.c.River.Insert(ctx, BuildArgs{Job: r.spec, Commit: commit.Hash, Variant: v, Class: r.class}, nil)
-	if err != nil {
-		return nil, fmt.Errorf("queueing the build of %s: %w", commit.Short(), err)
-	}
-	told := false
-	row, err := r.c.wait(ctx, res.Job.ID, func() error {
-		if !told && time.Since(res.Job.CreatedAt) > 10*time.Second {
-			if live, _ := r.c.live(ctx, r.class, nil); len(live) == 0 {
-				r.c.Log("the build of %s waits for a machine of class %s", commit.Short(), r.class)
-				told = true
-			}
-		}
-		return nil
-	})
+	row, cached, err := r.buildJob(ctx, BuildArgs{Job: r.spec, Commit: commit.Hash, Variant: v, Class: r.class})
 	if err != nil {
 		return nil, err
 	}
@@ -176,12 +164,98 @@ func (r *Remote) Build(ctx context.Context, j *job.Job, commit gitrev.Commit, v 
 	}
 	rec := &store.BuildRecord{Key: out.Key, Commit: commit.Hash, Variant: v.Name, Status: store.BuildStatus(out.Status), Error: out.Error,
 		Started: *row.AttemptedAt, Duration: row.FinalizedAt.Sub(*row.AttemptedAt)}
-	// A build queued before (River's unique jobs) was not made now.
-	cached := res.UniqueSkippedAsDuplicate
 	if rec.Status != store.BuildOK {
 		return &build.Result{Record: rec, Cached: cached}, fmt.Errorf("%w: %s (on %s): %s", build.ErrFailed, commit.Short(), out.Machine, out.Error)
 	}
 	return &build.Result{Record: rec, Cached: cached, Artifacts: out.Artifacts}, nil
+}
+
+// errGone stops waiting for a job whose worker is gone.
+var errGone = errors.New("the job's worker is gone")
+
+// buildJob queues build a and waits until its job is finalized. cached
+// says the job was queued before (River's unique jobs): not built now.
+//
+// When the worker building it is gone (its machine's heartbeat is
+// DeadAfter old, or the machine's worker was restarted: [Client.gone]),
+// the job is cancelled and the build queued again, with Move one higher,
+// for any machine of the class, at once: River's rescuer would give the
+// job to another worker only after its timeout, which follows the job
+// file's build timeout (an hour for a kernel), and River has no call that
+// makes a running job available again (JobRetry leaves running jobs
+// alone). What the gone worker built is never used unless it finished:
+// a build is published (artifacts as blobs, then the record) only once it
+// completed, the first successful record of a key wins for good
+// (putBuild), and a worker still alive behind a lost network has
+// cancelled its build itself (its heartbeat failed) or has it cancelled
+// by River's JobCancel when it hears of it.
+func (r *Remote) buildJob(ctx context.Context, a BuildArgs) (*rivertype.JobRow, bool, error) {
+	a.Move = r.c.buildMove(a)
+	for {
+		res, err := r.c.River.Insert(ctx, a, nil)
+		if err != nil {
+			return nil, false, fmt.Errorf("queueing the build of %s: %w", gitrev.Short(a.Commit), err)
+		}
+		told := false
+		machine := ""
+		row, err := r.c.wait(ctx, res.Job.ID, func(row *rivertype.JobRow) error {
+			m, gone, err := r.c.gone(ctx, row)
+			if err != nil {
+				return err
+			}
+			if gone {
+				machine = m
+				return errGone
+			}
+			if !told && time.Since(res.Job.CreatedAt) > 10*time.Second {
+				if live, _ := r.c.live(ctx, r.class, nil); len(live) == 0 {
+					r.c.Log("the build of %s waits for a machine of class %s", gitrev.Short(a.Commit), r.class)
+					told = true
+				}
+			}
+			return nil
+		})
+		if err == nil {
+			return row, res.UniqueSkippedAsDuplicate, nil
+		}
+		if !errors.Is(err, errGone) {
+			return nil, false, err
+		}
+		row, err = r.c.River.JobCancel(ctx, row.ID)
+		if err != nil {
+			return nil, false, fmt.Errorf("cancelling build job %d of %s: %w", res.Job.ID, gitrev.Short(a.Commit), err)
+		}
+		if row.State == rivertype.JobStateCompleted {
+			// It finished after all, just before the cancel.
+			return row, res.UniqueSkippedAsDuplicate, nil
+		}
+		a.Move++
+		r.c.setBuildMove(a)
+		r.c.Log("the worker building %s on machine %s is gone: build job %d cancelled, the build queued again for a machine of class %s",
+			gitrev.Short(a.Commit), machine, row.ID, r.class)
+	}
+}
+
+// buildKey names a build apart from its Move.
+func buildKey(a BuildArgs) string {
+	a.Move = 0
+	data, _ := json.Marshal(a)
+	return string(data)
+}
+
+// buildMove returns the Move a's build was last queued with by this
+// process: a later measurement of the commit waits for that job, not for
+// a new one once River has finalized the abandoned job as cancelled.
+func (c *Client) buildMove(a BuildArgs) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.moves[buildKey(a)]
+}
+
+func (c *Client) setBuildMove(a BuildArgs) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.moves[buildKey(a)] = a.Move
 }
 
 // Execute is not used: a fleet takes whole rounds (ExecuteRounds).
@@ -191,8 +265,8 @@ func (r *Remote) Execute(context.Context, measure.Task) (*store.RunRecord, error
 
 // ExecuteRounds queues every round on one machine of the class (the
 // machine of the measurement's session, if it has one) and waits for them.
-// When that machine dies (no heartbeat for DeadAfter) the rounds it had
-// not finished are cancelled there and queued again, with the same runs,
+// When that machine dies (no heartbeat for DeadAfter), or its worker is
+// started again in the middle of a round, the rounds it had not finished are cancelled there and queued again, with the same runs,
 // on a live machine (another one, or the same once it is back); the runs
 // of each round come from one machine.
 func (r *Remote) ExecuteRounds(ctx context.Context, rounds [][]measure.Task, done func(int, []*store.RunRecord) error) error {
@@ -243,7 +317,7 @@ func (r *Remote) ExecuteRounds(ctx context.Context, rounds [][]measure.Task, don
 		}
 		if len(left) > 0 {
 			moves++
-			r.c.Log("machine %s stopped answering: %d of its %d unfinished rounds are queued again on a live machine of class %s (the others it had stored whole)",
+			r.c.Log("machine %s stopped answering (or its worker was restarted in the middle of a round): %d of its %d unfinished rounds are queued again on a live machine of class %s (the others it had stored whole)",
 				machine, len(pending), len(left), r.class)
 		}
 	}
@@ -277,19 +351,27 @@ func (r *Remote) queue(ctx context.Context, rounds [][]measure.Task, pending []i
 
 // follow waits for the round jobs ids (rounds pending) on machine and
 // hands each finished round to done. It returns the rounds left when the
-// machine died, after cancelling their jobs.
+// machine died, or its worker was started again in the middle of a round
+// (the round's job would wait for River's rescuer, after its timeout),
+// after cancelling their jobs.
 func (r *Remote) follow(ctx context.Context, ids []int64, pending []int, machine string, done func(int, []*store.RunRecord) error) ([]int, error) {
 	open := slices.Clone(ids)
 	defer func() { r.c.release(machine, len(open)) }()
 	t := time.NewTicker(r.c.Poll)
 	defer t.Stop()
 	for len(open) > 0 {
+		restarted := false // the machine's worker was started again while it took a round
 		for _, id := range slices.Clone(open) {
 			row, err := r.c.River.JobGet(ctx, id)
 			if err != nil {
 				return nil, err
 			}
 			if row.FinalizedAt == nil {
+				_, gone, err := r.c.gone(ctx, row)
+				if err != nil {
+					return nil, err
+				}
+				restarted = restarted || gone
 				continue
 			}
 			i := pending[slices.Index(ids, id)]
@@ -315,7 +397,7 @@ func (r *Remote) follow(ctx context.Context, ids []int64, pending []int, machine
 		}
 		if alive, err := r.c.alive(ctx, machine); err != nil {
 			return nil, err
-		} else if !alive {
+		} else if !alive || restarted {
 			var left []int
 			for _, id := range open {
 				left = append(left, pending[slices.Index(ids, id)])

@@ -87,7 +87,7 @@ func NewWorker(ctx context.Context, cfg WorkerConfig) (*Worker, error) {
 	river.AddWorker(workers, &buildWorker{w: w})
 	river.AddWorker(workers, &roundWorker{w: w})
 	w.river, err = river.NewClient(riverpgxv5.New(cfg.Pool), &river.Config{
-		ID: fmt.Sprintf("worker.%s.%d", cfg.Machine, os.Getpid()),
+		ID: workerClientID(cfg.Machine, os.Getpid()),
 		Queues: map[string]river.QueueConfig{
 			ClassQueue(cfg.Class):     {MaxWorkers: 1},
 			MachineQueue(cfg.Machine): {MaxWorkers: 1},

@@ -59,6 +59,13 @@ type fixture struct {
 
 func newFixture(t *testing.T, runs, size int) *fixture {
 	t.Helper()
+	return newFixtureWith(t, runs, size, testutil.BenchMakefile, testutil.BenchMakefile)
+}
+
+// newFixtureWith is newFixture with the Makefile of each of the two
+// commits.
+func newFixtureWith(t *testing.T, runs, size int, makefiles ...string) *fixture {
+	t.Helper()
 	testutil.NeedTool(t, "gcc")
 	testutil.NeedTool(t, "make")
 	f := &fixture{url: testutil.Postgres(t), dir: t.TempDir()}
@@ -67,7 +74,7 @@ func newFixture(t *testing.T, runs, size int) *fixture {
 	f.repo = r
 	for i, passes := range []int{6, 9} {
 		f.commits = append(f.commits, r.Commit(fmt.Sprintf("v%d", i), map[string]string{
-			"bench.c": testutil.BenchC(passes, "v"), "Makefile": testutil.BenchMakefile}))
+			"bench.c": testutil.BenchC(passes, "v"), "Makefile": makefiles[i]}))
 	}
 	jobFile := filepath.Join(r.Dir, "..", "job.yaml")
 	data := []byte(fmt.Sprintf(`repo: %s

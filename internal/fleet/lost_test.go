@@ -80,11 +80,13 @@ func (p *proxy) cut() {
 
 // TestWorkerLosesDatabase: a worker whose database stops answering in
 // the middle of a run stops measuring at once (its benchmark is killed)
-// and retries; when the database is back it takes the rounds again and
-// the comparison completes with every run stored once.
+// and retries; the server finds the machine dead and queues its
+// unfinished rounds again; when the database is back the worker takes
+// them (the same machine: the only one) and the comparison completes
+// with every run stored once.
 func TestWorkerLosesDatabase(t *testing.T) {
 	if testing.Short() {
-		t.Skip("waits for the server to find the machine dead and for the worker to reconnect (about 30 s)")
+		t.Skip("waits for the server to find the machine dead and for the worker to reconnect")
 	}
 	const runs = 4
 	f := newFixture(t, runs, 12000000)
@@ -105,9 +107,13 @@ func TestWorkerLosesDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	wdir := filepath.Join(f.dir, "w1")
-	for !benchRunning(wdir) || !roundRunning(t, f, 1) {
+	var cut *rivertype.JobRow // the round job running when the database went away
+	for cut == nil {
 		if ctx.Err() != nil {
 			t.Fatal("no round ran")
+		}
+		if benchRunning(wdir) {
+			cut = roundRunning(t, f, 1)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -120,7 +126,23 @@ func TestWorkerLosesDatabase(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Logf("the benchmark stopped %.1fs after the database went away", time.Since(start).Seconds())
-	time.Sleep(4 * time.Second) // past DeadAfter: the server moves the rounds
+	// The server finds the machine dead (no heartbeat for DeadAfter, 3 s
+	// here) and cancels its unfinished rounds there; it queues them again
+	// once a machine of the class is alive (w1, when it is back).
+	for {
+		j, err := f.server.River.JobGet(ctx, cut.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cancelled(j) {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the server never gave up the dead machine's rounds")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("the server cancelled the dead machine's rounds %.1fs after the database went away", time.Since(start).Seconds())
 	p.listen(p.addr)
 
 	done, err := fleet.Await(ctx, f.server.River, row.ID, 200*time.Millisecond)
@@ -137,6 +159,36 @@ func TestWorkerLosesDatabase(t *testing.T) {
 			t.Errorf("the worker's log does not say %q:\n%s", want, log)
 		}
 	}
+	// Every round the server gave up from the one cut on (that one and
+	// those not started) was finished by a job queued again (Move 1), on
+	// w1 once it was back. (An earlier round whose runs were stored but
+	// whose completion River had not recorded at the cut may be given up
+	// too; the server finds it stored whole and does not queue it again.)
+	var c fleet.RoundArgs
+	_ = json.Unmarshal(cut.EncodedArgs, &c)
+	finished := map[int]bool{}
+	for _, m := range movedRounds(t, f) {
+		if m.row.State == rivertype.JobStateCompleted && m.args.Machine == "w1" {
+			finished[m.args.Round] = true
+		}
+	}
+	gaveUp := 0
+	for _, j := range jobs(t, f.server.River, "perfbot.round") {
+		var a fleet.RoundArgs
+		_ = json.Unmarshal(j.EncodedArgs, &a)
+		if a.Move == 0 && j.State != rivertype.JobStateCompleted && a.Round >= c.Round {
+			gaveUp++
+			if !cancelled(j) {
+				t.Errorf("round job %d (round %d) is %s, neither completed nor cancelled", j.ID, a.Round, j.State)
+			}
+			if !finished[a.Round] {
+				t.Errorf("round %d, given up on w1, was not finished by a job queued again", a.Round)
+			}
+		}
+	}
+	if gaveUp == 0 || !finished[c.Round] {
+		t.Errorf("round %d, cut in the middle of a run, was not finished by a job queued again (%d rounds given up)", c.Round, gaveUp)
+	}
 	j, _ := f.spec.Load()
 	n := 0
 	for _, c := range f.commits {
@@ -151,14 +203,43 @@ func TestWorkerLosesDatabase(t *testing.T) {
 	}
 }
 
-// roundRunning reports whether the round job at place round is running.
-func roundRunning(t *testing.T, f *fixture, round int) bool {
+// roundRunning returns the round job at place round if it is running.
+func roundRunning(t *testing.T, f *fixture, round int) *rivertype.JobRow {
 	for _, j := range jobs(t, f.server.River, "perfbot.round") {
 		var a fleet.RoundArgs
 		_ = json.Unmarshal(j.EncodedArgs, &a)
 		if j.State == rivertype.JobStateRunning && a.Round == round {
-			return true
+			return j
 		}
 	}
-	return false
+	return nil
+}
+
+// cancelled reports whether a job was cancelled, or marked for it while
+// running (River's JobCancel of a running job).
+func cancelled(j *rivertype.JobRow) bool {
+	var m struct {
+		CancelAttemptedAt *time.Time `json:"cancel_attempted_at"`
+	}
+	_ = json.Unmarshal(j.Metadata, &m)
+	return j.State == rivertype.JobStateCancelled || m.CancelAttemptedAt != nil
+}
+
+// moved is a round job queued again after its machine stopped answering.
+type moved struct {
+	row  *rivertype.JobRow
+	args fleet.RoundArgs
+}
+
+// movedRounds lists the round jobs queued again (Move >= 1).
+func movedRounds(t *testing.T, f *fixture) []moved {
+	var out []moved
+	for _, j := range jobs(t, f.server.River, "perfbot.round") {
+		var a fleet.RoundArgs
+		_ = json.Unmarshal(j.EncodedArgs, &a)
+		if a.Move >= 1 {
+			out = append(out, moved{j, a})
+		}
+	}
+	return out
 }

@@ -28,7 +28,7 @@ func TestServerRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for !roundRunning(t, f, 2) {
+	for roundRunning(t, f, 2) == nil {
 		if ctx.Err() != nil {
 			t.Fatal("no round ran")
 		}

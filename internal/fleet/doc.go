@@ -19,9 +19,11 @@
 //     through measure.Measure and bisect.Run with this package's
 //     [Builder] and [Executor].
 //
-// Faults: a round or build whose worker dies is moved (rounds) or rescued
-// by River (builds: after the job's timeout, which follows the job file),
-// and another worker finishes it; runs are keyed by store.RunKey and
+// Faults: the rounds and the build of a worker that is gone (its
+// machine's heartbeat is DeadAfter old, or its worker was started again)
+// are cancelled and queued again at once, and another worker finishes
+// them (River's rescuer would wait for the job's timeout, which follows
+// the job file); runs are keyed by store.RunKey and
 // stored by upsert, so none is stored twice. A worker that loses the
 // database stops measuring (the run in flight is killed with everything
 // it started) and retries. Everything lives in the database, so a server

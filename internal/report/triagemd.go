@@ -63,6 +63,18 @@ func writeTriageMarkdown(w io.Writer, r *triage.Result, opt TriageOptions) error
 			fmt.Fprintf(&b, "- %s (%s in %s): offset %d → %d mod 64; %s\n", code(s.Name), s.Kind, s.Section, s.OffBase, s.OffChanged, triageMDEscape(s.Why))
 		}
 	}
+	if sp := r.SourcePatch; sp != nil {
+		fmt.Fprintf(&b, "\n#### source patch\n\n%s: %s, %d bytes at %s (%s); `git apply` in a checkout of %s.\n",
+			triageCapitalize(triageSourcePatchUse(sp)), triageMDEscape(sp.Root), sp.Bytes, code(fmt.Sprintf("%s:%d", sp.File, sp.Line)),
+			triageMDEscape(sp.Check), code(gitrev.Short(r.Changed.Hash)))
+		for _, n := range sp.Notes {
+			fmt.Fprintf(&b, "\n- %s", triageMDEscape(n))
+		}
+		if len(sp.Notes) > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "\n```diff\n%s```\n", sp.Diff)
+	}
 	if len(r.Notes) > 0 {
 		b.WriteString("\n#### notes\n\n")
 		for _, n := range r.Notes {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/triage"
 )
 
@@ -37,6 +38,7 @@ func writeTriageText(w io.Writer, r *triage.Result) error {
 		}
 	}
 	triageSuspectsText(&b, r)
+	triageSourcePatchText(&b, r)
 	if len(r.Notes) > 0 {
 		b.WriteString("\nnotes:\n")
 		for _, n := range r.Notes {
@@ -70,6 +72,33 @@ func triageSuspectsText(b *bytes.Buffer, r *triage.Result) {
 	if r.Padding != "" {
 		fmt.Fprintf(b, "restore padding: %s\n", triageFirstLine(r.Padding))
 	}
+}
+
+// triageSourcePatchText prints the source patch, when triage made one: the
+// root change and spot, the layout check, and the patch itself for git
+// apply in a checkout of the changed commit.
+func triageSourcePatchText(b *bytes.Buffer, r *triage.Result) {
+	sp := r.SourcePatch
+	if sp == nil {
+		return
+	}
+	fmt.Fprintf(b, "\nsource patch (%s; git apply in a checkout of %s):\n", triageSourcePatchUse(sp), gitrev.Short(r.Changed.Hash))
+	fmt.Fprintf(b, "  root change: %s; %d bytes at %s:%d\n", sp.Root, sp.Bytes, sp.File, sp.Line)
+	if sp.Check != "" {
+		fmt.Fprintf(b, "  layout check: %s\n", sp.Check)
+	}
+	for _, n := range sp.Notes {
+		fmt.Fprintf(b, "  note: %s\n", n)
+	}
+	b.WriteString(sp.Diff)
+}
+
+// triageSourcePatchUse says what triage did with the source patch.
+func triageSourcePatchUse(sp *triage.SourcePatch) string {
+	if sp.Restored {
+		return "the restore experiment's third column"
+	}
+	return "not measured: the patched build does not have the base's layout back"
 }
 
 func triageFirstLine(s string) string {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/layout"
 	"github.com/perfbot/perfbot/internal/stats"
 )
 
@@ -116,6 +117,13 @@ func (e *engine) decide(ctx context.Context) (*Result, error) {
 	r.Notes = append(r.Notes, e.insp.notes...)
 	if e.insp.padding != nil {
 		r.Padding = strings.TrimSpace(e.insp.padding.Instructions())
+	}
+	if e.canRestore() && e.restoreKind() == layout.Object {
+		// The data restore comes first, sharing the plain comparison's
+		// rounds: the source patch decides what it builds.
+		if err := e.preparePatch(ctx); err != nil {
+			return nil, err
+		}
 	}
 	e.plan0 = e.order()
 	e.logf("layout diff: %s", e.plan0)

@@ -40,6 +40,13 @@ type storeLab struct {
 	newBuilds      int                      // builds made now
 	artifacts      map[string]*build.Result // by target key
 	restoreChecked map[string]string
+	// artifact is the artifact the layout diff read, plain its layout in
+	// the base's and the changed commit's plain builds; patchRoot is the
+	// root change a source patch can undo, for patchSuspect.
+	artifact     string
+	plain        [2]*layout.Binary
+	patchRoot    layout.PatchRoot
+	patchSuspect *layout.Change
 }
 
 func newStoreLab(opt Options, preset knobs.Preset, base, changed gitrev.Commit) (*storeLab, error) {
@@ -223,6 +230,7 @@ func (l *storeLab) inspect(ctx context.Context) (*inspection, error) {
 			openErrs = append(openErrs, fmt.Sprintf("%s: %v", a, err))
 			continue
 		}
+		l.artifact, l.plain = a, [2]*layout.Binary{ba, bc}
 		dopt := layout.DiffOptions{NoSource: true}
 		// A profile stored beside the changed commit's runs (the job's
 		// perf-profile monitor) ranks the suspects by hotness.
@@ -264,15 +272,26 @@ func (l *storeLab) inspect(ctx context.Context) (*inspection, error) {
 	p, err := layout.ProposePadding(d, "")
 	if err != nil {
 		in.restoreErr = err
-		return in, nil
+	} else {
+		in.padding = p
+		in.restore, in.restoreErr = l.preset.Restore(p, knobsDir(l.opt.Store))
+		if in.restoreErr == nil {
+			in.control = l.control(in.restore)
+		}
 	}
-	in.padding = p
-	in.restore, in.restoreErr = l.preset.Restore(p, knobsDir(l.opt.Store))
-	if in.restoreErr != nil {
+	// The source patch, for the same suspect: made when the restore
+	// experiment first needs it (preparePatch).
+	if root, c, err := patchRootOf(d, in.padding); err != nil {
+		in.notes = append(in.notes, "no source patch: "+err.Error())
+	} else {
+		l.patchRoot, l.patchSuspect = root, c
+		in.patchable, in.patchKind = true, c.B.Kind
+	}
+	if in.restoreErr != nil && !in.patchable {
 		in.notes = append(in.notes, "no restore experiment: "+in.restoreErr.Error())
-		return in, nil
+	} else if in.restoreErr != nil {
+		in.notes = append(in.notes, "no restore padding: "+in.restoreErr.Error()+"; the restore can only use the source patch")
 	}
-	in.control = l.control(in.restore)
 	return in, nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/perfbot/perfbot/internal/job"
 )
 
 // TestSimulatedPaths checks the sentences and notes of particular paths.
@@ -40,6 +42,7 @@ func TestSimulatedPaths(t *testing.T) {
 			}
 		}
 		m.knobsIgnored = true
+		m.noPatch = true
 		res, _ := simTriage(t, m, 2)
 		if res.Verdict != Inconclusive {
 			t.Fatalf("verdict %s (%s), want inconclusive: the layouts are all the plain build", res.Verdict, res.Sentence)
@@ -47,6 +50,14 @@ func TestSimulatedPaths(t *testing.T) {
 		notes := strings.Join(res.Notes, "\n")
 		if !strings.Contains(notes, "ignores the preset's knobs") || !strings.Contains(notes, "--preset") {
 			t.Errorf("notes do not say the build ignores the knobs and what to do:\n%s", notes)
+		}
+		// A source patch changes the source, which such a build compiles:
+		// it restores the layout where the knobs cannot.
+		m.noPatch = false
+		res, _ = simTriage(t, m, 2)
+		if res.Verdict != DataAlignment || !slices.Equal(res.DecidedBy, []ExperimentName{PlainExperiment, RestoreExperiment}) ||
+			!strings.Contains(res.Sentence, "the source patch that puts back 16 bytes at x.c:3") {
+			t.Errorf("with a source patch: verdict %s, decided by %v (%s); want data-alignment from the patched build", res.Verdict, res.DecidedBy, res.Sentence)
 		}
 	})
 
@@ -59,12 +70,24 @@ func TestSimulatedPaths(t *testing.T) {
 			}
 		}
 		m.restoreBroken = true
-		res, _ := simTriage(t, m, 3)
+		// The source patch was made but does not give the layout back: it
+		// is reported, not measured, and the padding is used instead.
+		m.patchBroken = true
+		res, lab := simTriage(t, m, 3)
 		if res.Verdict != Inconclusive {
 			t.Fatalf("verdict %s (%s), want inconclusive", res.Verdict, res.Sentence)
 		}
 		if !strings.Contains(res.Sentence, "did not restore") || len(res.Notes) == 0 {
 			t.Errorf("sentence %q, notes %q: want the failed restore and what would settle it", res.Sentence, res.Notes)
+		}
+		if notes := strings.Join(res.Notes, "\n"); !strings.Contains(notes, "the source patch (removed x (.bss) at x.c:3) was not measured: the patched build does not have the base's layout back (not restored:") {
+			t.Errorf("notes do not say why the source patch was not measured:\n%s", notes)
+		}
+		if res.SourcePatch == nil || res.SourcePatch.Restored {
+			t.Errorf("Result.SourcePatch %+v: want the patch, not restored", res.SourcePatch)
+		}
+		if len(lab.runs[target{changed: true, setup: patchSetup, variant: job.Variant{Name: patchName, Env: map[string]string{"PAD": ""}, Patch: "diff --git a/x.c b/x.c\n"}}.key()]) != 0 {
+			t.Error("the patched build that does not restore the layout was measured")
 		}
 		for _, x := range res.Experiments {
 			if x.Name == "layout-sweep" && len(x.Layouts) != 16 {
@@ -141,7 +164,7 @@ func TestSimulatedEqualizers(t *testing.T) {
 		m.data = slowClass(m.baseData, 1.2)
 		res, _ := simTriage(t, m, 12)
 		if res.Verdict != RealRegression || !slices.Equal(res.DecidedBy, []ExperimentName{RestoreExperiment, SweepExperiment}) ||
-			!strings.Contains(res.Sentence, "offset restored the change is +") {
+			!strings.Contains(res.Sentence, "offset restored (the source patch at x.c:3) the change is +") {
 			t.Errorf("verdict %s, decided by %v, sentence %q; want a real regression from the restore and the sweep", res.Verdict, res.DecidedBy, res.Sentence)
 		}
 	})

@@ -96,6 +96,34 @@ func TestSimulatedPaths(t *testing.T) {
 		}
 	})
 
+	t.Run("build ignores the knobs, code moved: the text source patch decides both ways", func(t *testing.T) {
+		m := quiet
+		m.textShift = 1
+		m.knobsIgnored = true
+		m.text = slowClass(m.baseText+1, 1.4)
+		res, _ := simTriage(t, m, 6)
+		if res.Verdict != TextAlignment || !slices.Equal(res.DecidedBy, []ExperimentName{PlainExperiment, RestoreExperiment}) {
+			t.Errorf("text artifact: verdict %s decided by %v (%s); want text-alignment from the patched build", res.Verdict, res.DecidedBy, res.Sentence)
+		}
+		// A real change the patch keeps, with no data moved: real.
+		m.text = [4]float64{}
+		m.code = math.Log(1.25)
+		res, _ = simTriage(t, m, 7)
+		if res.Verdict != RealRegression || !slices.Equal(res.DecidedBy, []ExperimentName{RestoreExperiment}) ||
+			!strings.Contains(res.Sentence, "and no data object moved in its cache line") {
+			t.Errorf("real change: verdict %s decided by %v (%s); want a real regression from the patched build", res.Verdict, res.DecidedBy, res.Sentence)
+		}
+		// With data moved too, a text patch that keeps the change is no
+		// evidence: data alignment may explain it.
+		m.code = 0
+		m.dataShift = 1
+		m.data = dataSlow(m.baseData, 1.3)
+		res, _ = simTriage(t, m, 8)
+		if res.Verdict.Real() {
+			t.Errorf("data artifact with code moved too: verdict %s (%s); a text patch does not rule data out", res.Verdict, res.Sentence)
+		}
+	})
+
 	t.Run("identical builds: one look, no sweep", func(t *testing.T) {
 		m := quiet
 		m.identical = true

@@ -281,7 +281,9 @@ func (l *storeLab) inspect(ctx context.Context) (*inspection, error) {
 	}
 	// The source patch, for the same suspect: made when the restore
 	// experiment first needs it (preparePatch).
-	if root, c, err := patchRootOf(d, in.padding); err != nil {
+	if _, ok := l.preset.(knobs.DebugInfo); !ok {
+		in.notes = append(in.notes, fmt.Sprintf("no source patch: the %s preset cannot build with debug information, which places one", l.preset.Name()))
+	} else if root, c, err := patchRootOf(d, in.padding); err != nil {
 		in.notes = append(in.notes, "no source patch: "+err.Error())
 	} else {
 		l.patchRoot, l.patchSuspect = root, c

@@ -140,8 +140,8 @@ func (l *storeLab) sourcePatch(ctx context.Context) (*srcPatch, error) {
 		return p, nil
 	}
 	dp, ok := l.preset.(knobs.DebugInfo)
-	if !ok {
-		return fail("the %s preset has no debug-information build to find the spot with", l.preset.Name())
+	if !ok || l.patchSuspect == nil {
+		return fail("the %s preset cannot build with debug information, which places one", l.preset.Name())
 	}
 	root, c := l.patchRoot, l.patchSuspect
 	p.kind, p.symbol = c.B.Kind, c.Name()

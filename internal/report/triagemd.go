@@ -23,8 +23,8 @@ func writeTriageMarkdown(w io.Writer, r *triage.Result, opt TriageOptions) error
 	if r.Disagreement != "" {
 		fmt.Fprintf(&b, "Plain vs layout-robust: %s.\n\n", triageMDEscape(r.Disagreement))
 	}
-	fmt.Fprintf(&b, "Metric %s (%s, %s), base %s, changed %s, knobs preset %s.\n",
-		code(r.Metric), r.Unit, triageBetter(r.Better), code(gitrev.Short(r.Base.Hash)), code(gitrev.Short(r.Changed.Hash)), code(r.Preset))
+	fmt.Fprintf(&b, "Metric %s (%s%s), base %s, changed %s, knobs preset %s.\n",
+		code(r.Metric), triageUnit(r.Unit), triageBetter(r.Better), code(gitrev.Short(r.Base.Hash)), code(gitrev.Short(r.Changed.Hash)), code(r.Preset))
 	for _, e := range r.Experiments {
 		fmt.Fprintf(&b, "\n#### %s\n\n%s: %s.\n\n", triageHeading(e), triageMDEscape(triageCapitalize(e.Title)), triageMDEscape(e.Reason))
 		// The failed column only when a run failed: lkp's fail:runs.

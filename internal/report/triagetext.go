@@ -69,7 +69,10 @@ func triageSuspectsText(b *bytes.Buffer, r *triage.Result) {
 	for i, s := range r.Suspects {
 		fmt.Fprintf(b, "  %d. %s (%s in %s): offset %d -> %d mod 64; %s\n", i+1, s.Name, s.Kind, s.Section, s.OffBase, s.OffChanged, s.Why)
 	}
-	if r.Padding != "" {
+	switch {
+	case r.Padding != "" && r.SourcePatch != nil && r.SourcePatch.Restored:
+		fmt.Fprintf(b, "restore padding (not measured: the source patch below was): %s\n", triageFirstLine(r.Padding))
+	case r.Padding != "":
 		fmt.Fprintf(b, "restore padding: %s\n", triageFirstLine(r.Padding))
 	}
 }

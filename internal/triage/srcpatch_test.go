@@ -19,8 +19,9 @@ import (
 
 // alignBenchCase commits two versions of testutil.AlignBench, base and
 // changed, in a new repository and triages the change; it returns the
-// result, the repository and the engine's log.
-func alignBenchCase(t *testing.T, base, changed testutil.AlignBench) (*Result, *testutil.GitRepo, string) {
+// result, the repository and a function that triages it again with the
+// same store.
+func alignBenchCase(t *testing.T, base, changed testutil.AlignBench) (*Result, *testutil.GitRepo, func() *Result) {
 	t.Helper()
 	testutil.NeedTool(t, "git", "gcc", "make")
 	// The project's layout depends on the toolchain: put base's hot_x on a
@@ -45,24 +46,27 @@ func alignBenchCase(t *testing.T, base, changed testutil.AlignBench) (*Result, *
 		t.Fatal(err)
 	}
 	dir := filepath.Join(filepath.Dir(repo.Dir), "perfbot")
-	st, err := store.Open(dir)
-	if err != nil {
-		t.Fatal(err)
+	run := func() *Result {
+		st, err := store.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		g, err := gitrev.Open(ctx, repo.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bc, _ := g.Resolve(ctx, b)
+		cc, _ := g.Resolve(ctx, c)
+		var log strings.Builder
+		res, err := Run(ctx, Options{Job: jobs[0], Store: st, Builder: &build.Builder{Repo: g, Store: st, Dir: dir}, CPU: -1, Log: &log}, bc, cc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s after %d runs (%d new; fixed design %d), %d builds (%d new): %s\nnotes: %q\n%s", res.Verdict, res.Runs, res.NewRuns, res.FixedRuns, res.Builds, res.NewBuilds, res.Sentence, res.Notes, log.String())
+		return res
 	}
-	defer st.Close()
-	g, err := gitrev.Open(ctx, repo.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bc, _ := g.Resolve(ctx, b)
-	cc, _ := g.Resolve(ctx, c)
-	var log strings.Builder
-	res, err := Run(ctx, Options{Job: jobs[0], Store: st, Builder: &build.Builder{Repo: g, Store: st, Dir: dir}, CPU: -1, Log: &log}, bc, cc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%s after %d runs (fixed design %d), %d builds: %s\nnotes: %q\n%s", res.Verdict, res.Runs, res.FixedRuns, res.Builds, res.Sentence, res.Notes, log.String())
-	return res, repo, log.String()
+	return run(), repo, run
 }
 
 // hotOffset builds the project in a scratch folder and returns hot_x's
@@ -126,7 +130,7 @@ func TestSourcePatchColumn(t *testing.T) {
 	}
 	base := testutil.AlignBench{Data: []string{"long counter[2];", "double data_range[2];"}}
 	changed := testutil.AlignBench{Data: []string{"long counter[2];"}}
-	res, repo, _ := alignBenchCase(t, base, changed)
+	res, repo, again := alignBenchCase(t, base, changed)
 	head := repo.Git("rev-parse", "HEAD")
 	if res.Verdict != DataAlignment || !slices.Equal(res.DecidedBy, []ExperimentName{PlainExperiment, RestoreExperiment}) {
 		t.Fatalf("verdict %s decided by %v, want data-alignment from the plain comparison and the restore", res.Verdict, res.DecidedBy)
@@ -165,6 +169,12 @@ func TestSourcePatchColumn(t *testing.T) {
 		t.Fatal(err)
 	}
 	repo.Git("apply", "--check", patch)
+	// Triaged again, everything comes from the store: the same patch
+	// (the -g builds, the patched build and its runs are cached).
+	res2 := again()
+	if res2.NewRuns != 0 || res2.NewBuilds != 0 || res2.Verdict != res.Verdict || res2.SourcePatch == nil || res2.SourcePatch.Diff != sp.Diff {
+		t.Errorf("second triage: %s, %d new runs, %d new builds, patch %v: want the same verdict and patch from the store alone", res2.Verdict, res2.NewRuns, res2.NewBuilds, res2.SourcePatch != nil)
+	}
 }
 
 // TestSourcePatchNotRestored: a commit that drops a 32-byte global and

@@ -151,7 +151,7 @@ func (e *engine) lookForced(ctx context.Context) error {
 		return err
 	}
 	if f.looks == 1 && e.lab.sameBuild(target{changed: true, setup: plainSetup}, f.ts[1]) {
-		e.uninformative(f, "the forced-alignment build is byte-identical to the plain build: the build ignores the preset's knobs ("+f.ts[1].variant.Name+")")
+		e.uninformative(f, "the forced-alignment build loads the same code and data as the plain build: the build ignores the preset's knobs ("+f.ts[1].variant.Name+")")
 	}
 	return e.save(ctx, "forced-alignment", nil)
 }

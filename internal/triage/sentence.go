@@ -49,7 +49,7 @@ func (e *engine) sentence() string {
 	case NoChange:
 		switch {
 		case e.byIdentity:
-			fmt.Fprintf(&b, "No change in %s: the two builds are byte-identical (the plain comparison shows %+.1f%%, %s).", m, pc.Change, e.plain.d.Decision)
+			fmt.Fprintf(&b, "No change in %s: the two builds load byte-identical code and data (the plain comparison shows %+.1f%%, %s).", m, pc.Change, e.plain.d.Decision)
 		case e.sweep != nil && e.sweep.outcome == OutcomeSame:
 			fmt.Fprintf(&b, "No change in %s beyond ±%g%%: %s.", m, e.opt.MinEffect, e.equivText())
 		case e.plain.d.Decision != stats.Same:

@@ -24,14 +24,21 @@ import (
 func alignBenchCase(t *testing.T, base, changed testutil.AlignBench) (*Result, *testutil.GitRepo, func() *Result) {
 	t.Helper()
 	testutil.NeedTool(t, "git", "gcc", "make")
-	// The project's layout depends on the toolchain: put base's hot_x on a
-	// 32-byte boundary first (so that the 16 bytes a commit drops move it
-	// off), with a 16-byte object before the others when needed.
-	if off := hotOffset(t, base); off%32 != 0 {
+	// The project's layout depends on the toolchain: put base's hot_x
+	// (and hot_fn) on a 32-byte boundary first, so that the 16 bytes a
+	// commit drops move it off, with a 16-byte object (function) before
+	// the others when needed.
+	if off := hotOffset(t, base, "hot_x"); off%32 != 0 {
 		base.Data = append([]string{"char lead[16];"}, base.Data...)
 		changed.Data = append([]string{"char lead[16];"}, changed.Data...)
-		if off := hotOffset(t, base); off%32 != 0 {
-			t.Fatalf("hot_x is at %d mod 32 in the base build: the test project needs fixing", off)
+	}
+	if base.Code != nil && hotOffset(t, base, "hot_fn")%32 != 0 {
+		lead := "long lead_fn(long x) { return x - 1; }"
+		base.Code, changed.Code = append([]string{lead}, base.Code...), append([]string{lead}, changed.Code...)
+	}
+	for _, sym := range []string{"hot_x", "hot_fn"} {
+		if off := hotOffset(t, base, sym); off%32 != 0 && (sym == "hot_x" || base.Code != nil) {
+			t.Fatalf("%s is at %d mod 32 in the base build: the test project needs fixing", sym, off)
 		}
 	}
 	repo := testutil.NewGitRepo(t)
@@ -69,9 +76,9 @@ func alignBenchCase(t *testing.T, base, changed testutil.AlignBench) (*Result, *
 	return run(), repo, run
 }
 
-// hotOffset builds the project in a scratch folder and returns hot_x's
+// hotOffset builds the project in a scratch folder and returns sym's
 // address mod 64.
-func hotOffset(t *testing.T, p testutil.AlignBench) uint64 {
+func hotOffset(t *testing.T, p testutil.AlignBench, sym string) uint64 {
 	t.Helper()
 	dir := t.TempDir()
 	for name, content := range p.Files() {
@@ -88,9 +95,12 @@ func hotOffset(t *testing.T, p testutil.AlignBench) uint64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := bin.Lookup("hot_x")
+	s := bin.Lookup(sym)
 	if len(s) != 1 {
-		t.Fatalf("no hot_x in the build")
+		if sym != "hot_x" {
+			return 0 // no such function in this project
+		}
+		t.Fatalf("no %s in the build", sym)
 	}
 	return s[0].Off(layout.LineSize)
 }
@@ -231,5 +241,42 @@ func TestSourcePatchKeepsRealChange(t *testing.T) {
 	}
 	if !strings.Contains(res.Sentence, "offset restored (the source patch at data.c:") {
 		t.Errorf("sentence %q does not name the patch", res.Sentence)
+	}
+}
+
+// TestSourcePatchText: a commit drops a function before hot_fn, whose
+// loop then starts off its 32-byte boundary (1.3 times slower), in a
+// build that the layout knobs cannot reach: its Makefile calls the
+// compiler by absolute path (and builds with -g itself). Forced alignment
+// and the layout sweep change nothing in it, and the preset's padding
+// cannot be linked in; the source patch, which changes the source, puts
+// the function's bytes back where it was, and the change vanishes: a text
+// alignment artifact.
+func TestSourcePatchText(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and measures a generated C project")
+	}
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		testutil.NeedTool(t, "gcc")
+	}
+	if gcc, err = filepath.Abs(gcc); err != nil {
+		t.Fatal(err)
+	}
+	base := testutil.AlignBench{Code: []string{"long one(long x) { return x + 1; }"}, CC: gcc, Flags: "-g"}
+	changed := testutil.AlignBench{Code: []string{}, CC: gcc, Flags: "-g"}
+	res, _, _ := alignBenchCase(t, base, changed)
+	sp := res.SourcePatch
+	if sp == nil || !sp.Restored || sp.Root != "removed one (.text)" || sp.File != "bench.c" {
+		t.Fatalf("source patch %+v: want the function one put back in bench.c, restored", sp)
+	}
+	if res.Verdict != TextAlignment || !slices.Equal(res.DecidedBy, []ExperimentName{PlainExperiment, RestoreExperiment}) {
+		t.Fatalf("verdict %s decided by %v, want text-alignment from the plain comparison and the patched build", res.Verdict, res.DecidedBy)
+	}
+	if r := restoreOf(t, res); !slices.Equal(labelsOf(r), []string{"base", "changed", "changed+patch"}) {
+		t.Errorf("restore columns %v, want the patch", labelsOf(r))
+	}
+	if notes := strings.Join(res.Notes, "\n"); !strings.Contains(notes, "the build ignores the preset's knobs") {
+		t.Errorf("notes do not say the knobs did not reach the build:\n%s", notes)
 	}
 }

@@ -94,7 +94,7 @@ type lab interface {
 	// forced is the forced-alignment variant, layouts the sweep's.
 	forced() job.Variant
 	layouts(n int) []job.Variant
-	// sameBuild reports whether two built targets produced byte-identical
+	// sameBuild reports whether two built targets produced identical
 	// artifacts (false when unknown).
 	sameBuild(a, b target) bool
 	// checkRestore says, after the restore target was built, whether the

@@ -173,7 +173,12 @@ func (e *engine) evidence() []string {
 	if e.forcedOut.same() {
 		ev = append(ev, fmt.Sprintf("it vanishes when both commits are built with functions and loops aligned to 64 bytes (%+.1f%%)", e.forcedOut.d.Comparison.Change))
 	}
-	if e.restoreOut.same() && e.usePatch() {
+	if e.restoreOut.same() && e.usePatch() && e.insp.patch.identical {
+		sp := e.insp.patch.info
+		ev = append(ev, fmt.Sprintf("the source patch that puts back %d bytes at %s:%d (%s) makes the changed commit load the base build's code and data byte for byte, "+
+			"so the commit changes nothing in the build but that layout shift, which moved %s (the patched build measures like the base: %+.1f%%)",
+			sp.Bytes, sp.File, sp.Line, sp.Root, e.restoreSymbol(), e.restoreOut.d.Comparison.Change))
+	} else if e.restoreOut.same() && e.usePatch() {
 		sp := e.insp.patch.info
 		what := "address"
 		if !sp.Exact {

@@ -51,6 +51,13 @@ type simModel struct {
 	// everything else in the section); the source patch has none.
 	noPatch, patchBroken bool
 	padResidue           float64
+	// patchIdentical: the commit's only change to the build is the
+	// layout shift (an unused object removed), so the patched build loads
+	// the base's bytes when code is 0. script is a real log effect outside
+	// the artifacts (a script or data file the commit changed), present
+	// in every build of the changed commit, the patched one included.
+	patchIdentical bool
+	script         float64
 	// dataBlind hides the data shift from the layout diff (an object it
 	// cannot see: an anonymous constant, the heap).
 	dataBlind bool
@@ -144,7 +151,7 @@ func (s *simLab) value(t target) float64 {
 		x += m.padResidue
 	}
 	if t.changed {
-		x += m.code
+		x += m.code + m.script
 	}
 	return 10 * math.Exp(x)
 }
@@ -293,7 +300,7 @@ func (s *simLab) sourcePatch(context.Context) (*srcPatch, error) {
 	if kind == layout.Func {
 		sym = "hot_loop"
 	}
-	p := &srcPatch{kind: kind, symbol: sym, ok: !s.m.patchBroken,
+	p := &srcPatch{kind: kind, symbol: sym, ok: !s.m.patchBroken, identical: !s.m.patchBroken && s.m.patchIdentical && s.m.code == 0,
 		variant: job.Variant{Name: patchName, Env: map[string]string{"PAD": ""}, Patch: "diff --git a/x.c b/x.c\n"},
 		control: job.Variant{Name: "control", Env: map[string]string{"PAD": ""}},
 		info:    &SourcePatch{Root: "removed x (.bss)", Suspect: sym, File: "x.c", Line: 3, Section: ".bss", Bytes: 16, Exact: true, Restored: !s.m.patchBroken}}

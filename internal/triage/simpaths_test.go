@@ -124,6 +124,37 @@ func TestSimulatedPaths(t *testing.T) {
 		}
 	})
 
+	t.Run("patched build loads the base's bytes: decided at the first look, unless it sees a change", func(t *testing.T) {
+		m := simModel{noise: 0.04, baseText: 1, baseData: 0, aligned: 0}
+		m.dataShift = 1
+		m.data = dataSlow(m.baseData, 1.3)
+		m.patchIdentical = true
+		res, lab := simTriage(t, m, 9)
+		var reason string
+		for _, x := range res.Experiments {
+			if x.Name == RestoreExperiment {
+				reason = x.Reason
+			}
+		}
+		if res.Verdict != DataAlignment || lab.taken != 30 || !strings.Contains(reason, "it is the base program") ||
+			!strings.Contains(res.Sentence, "load the base build's code and data byte for byte") {
+			t.Errorf("verdict %s after %d runs, restore %q (%s); want data-alignment at the first look, by identity", res.Verdict, lab.taken, reason, res.Sentence)
+		}
+		// A real change outside the artifacts (a script) is in the patched
+		// build's runs too: no decision by identity, and a real verdict.
+		m.script = math.Log(1.15)
+		m.data = [4]float64{}
+		res, _ = simTriage(t, m, 9)
+		for _, x := range res.Experiments {
+			if x.Name == RestoreExperiment && strings.Contains(x.Reason, "base program") {
+				t.Errorf("a change in a script passed for none: %s", x.Reason)
+			}
+		}
+		if res.Verdict != RealRegression {
+			t.Errorf("script change: verdict %s (%s), want real-regression", res.Verdict, res.Sentence)
+		}
+	})
+
 	t.Run("identical builds: one look, no sweep", func(t *testing.T) {
 		m := quiet
 		m.identical = true

@@ -217,6 +217,26 @@ var scenarios = []scenario{
 		m.padResidue = math.Log(1.02)
 		return m
 	}},
+	// An unused object removed: the patched build loads the base's code
+	// and data, so the restore is decided by identity once its first look
+	// agrees. The guard: a real change outside the artifacts (a script),
+	// which the patched build has too, must not pass for none.
+	{"data artifact, unused object removed (patched = base)", DataAlignment, false, 0, func(r *rand.Rand) simModel {
+		m := simBase(r)
+		m.dataShift = 1 + 2*r.Intn(2)
+		m.data = dataSlow(m.baseData, 1.2+0.3*r.Float64())
+		m.padResidue = math.Log(1.02)
+		m.patchIdentical = true
+		return m
+	}},
+	{"unused object removed, real +8-15 % in a script", RealRegression, false, 0, func(r *rand.Rand) simModel {
+		m := simBase(r)
+		m.dataShift = 1 + r.Intn(3)
+		m.data = slowClass(r.Intn(4), 1.1)
+		m.patchIdentical = true
+		m.script = math.Log(1.08 + 0.07*r.Float64())
+		return m
+	}},
 }
 
 // simCases is the number of triages per scenario: $PERFBOT_TRIAGE_SIM,

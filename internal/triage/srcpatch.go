@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/knobs"
 	"github.com/perfbot/perfbot/internal/layout"
+	"github.com/perfbot/perfbot/internal/stats"
 )
 
 // SourcePatch is the source patch a triage made: one definition of the
@@ -46,6 +48,10 @@ type SourcePatch struct {
 	// base build; Restored is true when the addresses came back.
 	Check    string
 	Restored bool
+	// Identical is true when the patched build loads the same code and
+	// data as the base build: the patch undid the commit's whole change
+	// to the build, so that change is the layout shift alone.
+	Identical bool
 	// Notes say what the patch assumed or could not do.
 	Notes []string
 }
@@ -71,6 +77,11 @@ type srcPatch struct {
 	// only then is it measured; reason says why not.
 	ok     bool
 	reason string
+	// identical is true when the patched build loads the same code and
+	// data as the base build (every artifact; only symbol names and debug
+	// information differ): the commit's change to the build is then the
+	// layout shift alone (sameImage).
+	identical bool
 }
 
 // preparePatch makes, builds and checks the source patch once, when the
@@ -107,7 +118,7 @@ func (e *engine) preparePatch(ctx context.Context) error {
 		e.logf("source patch: %s", note)
 		return nil
 	}
-	e.logf("source patch: %s at %s:%d, %s", p.info.Root, p.info.File, p.info.Line, p.info.Check)
+	e.logf("source patch: %s at %s:%d, %s; loads the base build's code and data: %v", p.info.Root, p.info.File, p.info.Line, p.info.Check, p.identical)
 	return nil
 }
 
@@ -184,6 +195,8 @@ func (l *storeLab) sourcePatch(ctx context.Context) (*srcPatch, error) {
 	chk := sp.Check(pb, l.plain[0])
 	p.info.Check, p.info.Restored = chk.String(), chk.Restored
 	p.ok = chk.Restored
+	p.identical = p.ok && sameArtifacts(l.opt.Job, l.artifacts[target{setup: plainSetup}.key()], r)
+	p.info.Identical = p.identical
 	return p, nil
 }
 
@@ -220,4 +233,32 @@ func patchRootOf(d *layout.DiffResult, p *layout.Padding) (layout.PatchRoot, *la
 func firstLine(err error) string {
 	s, _, _ := strings.Cut(err.Error(), "\n")
 	return strings.TrimSuffix(s, ":")
+}
+
+// identityCheckLevel is the level at which the first look of an
+// identical patched build must show no sign of a change (sameProgram):
+// less strict than the looks' own levels (about 0.009), so that a change
+// outside the artifacts sends the restore back to its equivalence test (a
+// variable for the simulations).
+var identityCheckLevel = 0.05
+
+// sameProgram decides the restore's first look by identity: a patched
+// build that loads the base build's code and data is the base program,
+// so the restore has no change left to measure. The look must agree: no
+// sign of a change (p >= identityCheckLevel) and an estimate within half
+// the effect, because the runs could still see a change outside the
+// artifacts (a script or data file the commit changed, which the patched
+// worktree has too). Otherwise the restore goes on to its equivalence
+// test as any other. The simulation weighs the guard (a real change of 8
+// to 15 % in a script beside an unused object removed): with it, no more
+// wrong verdicts than without the rule. It reports whether it decided.
+func (e *engine) sameProgram(r *pairedOutcome) bool {
+	if !e.usePatch() || !e.insp.patch.identical || r != e.restoreOut || r.looks != 1 || r.d.Decision != stats.Unknown ||
+		!(math.Abs(r.d.Comparison.Change) < e.opt.MinEffect/2) || !(r.d.Comparison.P >= identityCheckLevel) {
+		return false
+	}
+	r.d.Decision = stats.Same
+	r.d.Reason = fmt.Sprintf("the patched build loads the same code and data as the base build (only symbol names differ), so it is the base program; "+
+		"its %d runs agree (%+.1f%%, p=%.2g): no change is left to measure", r.runs, r.d.Comparison.Change, r.d.Comparison.P)
+	return true
 }

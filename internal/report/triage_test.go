@@ -287,11 +287,24 @@ func TestTriageSourcePatch(t *testing.T) {
 			if !strings.Contains(out, "6613d82e617dd7eb8b0c4/patch ") {
 				t.Errorf("%s: no changed+patch column in the restore table:\n%s", format, out)
 			}
+			if strings.Contains(out, "byte for byte") {
+				t.Errorf("%s: the seed's patched build is not the base program (its code changed), yet the report says so", format)
+			}
 			// The diff is printed as git apply takes it.
 			if !strings.Contains(out, "\n"+r.SourcePatch.Diff) {
 				t.Errorf("%s: the patch is not printed whole, unindented", format)
 			}
 		}
 		testutil.Golden(t, filepath.Join("testdata", "triage_patch."+format+".golden"), b.Bytes())
+	}
+	r.SourcePatch.Identical = true
+	for _, format := range []string{"text", "markdown", "email"} {
+		var b bytes.Buffer
+		if err := WriteTriage(&b, r, TriageOptions{Format: format}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), "loads the base build's code and data byte for byte") {
+			t.Errorf("%s: a patched build that is the base program is not said to be", format)
+		}
 	}
 }

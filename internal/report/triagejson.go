@@ -38,18 +38,19 @@ type triageJSON struct {
 }
 
 type triagePatchJSON struct {
-	Root     string   `json:"root"`
-	Suspect  string   `json:"suspect"`
-	File     string   `json:"file"`
-	Line     int      `json:"line"`
-	Section  string   `json:"section"`
-	Bytes    uint64   `json:"bytes"`
-	Align    uint64   `json:"align"`
-	Exact    bool     `json:"exact"`
-	Check    string   `json:"check"`
-	Restored bool     `json:"restored"`
-	Notes    []string `json:"notes"`
-	Diff     string   `json:"diff"`
+	Root      string   `json:"root"`
+	Suspect   string   `json:"suspect"`
+	File      string   `json:"file"`
+	Line      int      `json:"line"`
+	Section   string   `json:"section"`
+	Bytes     uint64   `json:"bytes"`
+	Align     uint64   `json:"align"`
+	Exact     bool     `json:"exact"`
+	Check     string   `json:"check"`
+	Restored  bool     `json:"restored"`
+	Identical bool     `json:"identical"`
+	Notes     []string `json:"notes"`
+	Diff      string   `json:"diff"`
 }
 
 type triageMetricJSON struct {
@@ -143,7 +144,7 @@ func writeTriageJSON(w io.Writer, r *triage.Result) error {
 	}
 	if sp := r.SourcePatch; sp != nil {
 		out.SourcePatch = &triagePatchJSON{Root: sp.Root, Suspect: sp.Suspect, File: sp.File, Line: sp.Line, Section: sp.Section,
-			Bytes: sp.Bytes, Align: sp.Align, Exact: sp.Exact, Check: sp.Check, Restored: sp.Restored, Notes: append([]string{}, sp.Notes...), Diff: sp.Diff}
+			Bytes: sp.Bytes, Align: sp.Align, Exact: sp.Exact, Check: sp.Check, Restored: sp.Restored, Identical: sp.Identical, Notes: append([]string{}, sp.Notes...), Diff: sp.Diff}
 	}
 	out.DecidedBy = []string{}
 	for _, n := range r.DecidedBy {

@@ -67,10 +67,13 @@ func writeTriageMarkdown(w io.Writer, r *triage.Result, opt TriageOptions) error
 		fmt.Fprintf(&b, "\n#### source patch\n\n%s: %s, %d bytes at %s (%s); `git apply` in a checkout of %s.\n",
 			triageCapitalize(triageSourcePatchUse(sp)), triageMDEscape(sp.Root), sp.Bytes, code(fmt.Sprintf("%s:%d", sp.File, sp.Line)),
 			triageMDEscape(sp.Check), code(gitrev.Short(r.Changed.Hash)))
+		if sp.Identical {
+			b.WriteString("\n- the patched build loads the base build's code and data byte for byte: the commit changes nothing else in the build")
+		}
 		for _, n := range sp.Notes {
 			fmt.Fprintf(&b, "\n- %s", triageMDEscape(n))
 		}
-		if len(sp.Notes) > 0 {
+		if len(sp.Notes) > 0 || sp.Identical {
 			b.WriteString("\n")
 		}
 		fmt.Fprintf(&b, "\n```diff\n%s```\n", sp.Diff)

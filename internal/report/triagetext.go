@@ -90,6 +90,9 @@ func triageSourcePatchText(b *bytes.Buffer, r *triage.Result) {
 	if sp.Check != "" {
 		fmt.Fprintf(b, "  layout check: %s\n", sp.Check)
 	}
+	if sp.Identical {
+		b.WriteString("  the patched build loads the base build's code and data byte for byte: the commit changes nothing else in the build\n")
+	}
 	for _, n := range sp.Notes {
 		fmt.Fprintf(b, "  note: %s\n", n)
 	}

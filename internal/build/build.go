@@ -415,10 +415,11 @@ func copyFile(src, dst string) error {
 // build machine): rec.ArtifactDir holds its artifacts, which the caller
 // has checked against their content hashes. The worktree is
 // Dir/worktrees/<rec.Key>, made and reset as a cached build's is, so a run
-// of it starts from the commit's files and the artifacts, nothing else.
-func (b *Builder) Restore(ctx context.Context, j *job.Job, rec *store.BuildRecord) (*Result, error) {
+// of it starts from the commit's files (with variant v's source patch, if
+// it has one) and the artifacts, nothing else.
+func (b *Builder) Restore(ctx context.Context, j *job.Job, v job.Variant, rec *store.BuildRecord) (*Result, error) {
 	wt := filepath.Join(b.Dir, "worktrees", rec.Key)
-	if err := b.restore(ctx, j, rec, wt); err != nil {
+	if err := b.restore(ctx, j, v, rec, wt); err != nil {
 		return nil, fmt.Errorf("restoring build %s of %s: %w", rec.Key, gitrev.Short(rec.Commit), err)
 	}
 	return &Result{Record: rec, Worktree: wt, Cached: true}, nil

@@ -61,6 +61,10 @@ func Key(j *job.Job, commit string, v job.Variant) string {
 	writeMap(h, "env", j.Build.Env)
 	writeMap(h, "param", j.Params)
 	writeMap(h, "variant-env", v.Env)
+	if v.Patch != "" {
+		// Builds without a patch keep their keys.
+		fmt.Fprintf(h, "patch %x\n", sha256.Sum256([]byte(v.Patch)))
+	}
 	// The inherited environment the build sees: the toolchain variables,
 	// and every variable the job or the variant names (their ${NAME}
 	// references expand from it).
@@ -204,7 +208,7 @@ func (b *Builder) Build(ctx context.Context, j *job.Job, commit gitrev.Commit, v
 	case err == nil && rec.Status == store.BuildFailed:
 		return &Result{Record: rec, Cached: true}, failure(rec)
 	case err == nil && rec.Status == store.BuildOK:
-		if err := b.restore(ctx, j, rec, wt); err == nil {
+		if err := b.restore(ctx, j, v, rec, wt); err == nil {
 			return &Result{Record: rec, Worktree: wt, Cached: true}, nil
 		}
 		// The cache is gone or damaged: build again.
@@ -217,7 +221,7 @@ func (b *Builder) Build(ctx context.Context, j *job.Job, commit gitrev.Commit, v
 // restore makes sure the worktree of a cached build exists and holds its
 // artifacts; it recreates the worktree from the commit and the cached
 // artifacts when it was removed.
-func (b *Builder) restore(ctx context.Context, j *job.Job, rec *store.BuildRecord, wt string) error {
+func (b *Builder) restore(ctx context.Context, j *job.Job, v job.Variant, rec *store.BuildRecord, wt string) error {
 	for _, a := range j.Build.Artifacts {
 		if _, err := os.Stat(filepath.Join(rec.ArtifactDir, a)); err != nil {
 			return err
@@ -229,7 +233,7 @@ func (b *Builder) restore(ctx context.Context, j *job.Job, rec *store.BuildRecor
 			return err
 		}
 	}
-	return b.reset(ctx, j, rec, wt)
+	return b.reset(ctx, j, v, rec, wt)
 }
 
 // reset makes a build's worktree what every measurement starts from: the
@@ -238,9 +242,16 @@ func (b *Builder) restore(ctx context.Context, j *job.Job, rec *store.BuildRecor
 // binary); each measurement must start alike and run the very binary that
 // layout diff and triage read. Build outputs not listed as artifacts are
 // removed, so a run that needs one fails at once, the same way every time.
-func (b *Builder) reset(ctx context.Context, j *job.Job, rec *store.BuildRecord, wt string) error {
+// A variant's source patch is applied again: the worktree holds the source
+// its artifacts were built from.
+func (b *Builder) reset(ctx context.Context, j *job.Job, v job.Variant, rec *store.BuildRecord, wt string) error {
 	if err := b.Repo.CleanWorktree(ctx, wt); err != nil {
 		return err
+	}
+	if v.Patch != "" {
+		if err := b.Repo.ApplyPatch(ctx, wt, v.Patch); err != nil {
+			return err
+		}
 	}
 	for _, a := range j.Build.Artifacts {
 		if err := copyFile(filepath.Join(rec.ArtifactDir, a), filepath.Join(wt, a)); err != nil {
@@ -262,6 +273,14 @@ func (b *Builder) build(ctx context.Context, j *job.Job, commit gitrev.Commit, v
 	_ = b.Repo.RemoveWorktree(ctx, wt)
 	if err := b.Repo.AddWorktree(ctx, wt, commit.Hash); err != nil {
 		return nil, err
+	}
+	if v.Patch != "" {
+		// The variant's source patch, in its own worktree: the user's
+		// checkout is never touched. A patch that does not apply is an
+		// error of the caller, not a failed build of the commit.
+		if err := b.Repo.ApplyPatch(ctx, wt, v.Patch); err != nil {
+			return nil, fmt.Errorf("build %s (variant %s): %w", commit.Short(), v.Name, err)
+		}
 	}
 	rec := &store.BuildRecord{
 		Key:         key,
@@ -312,7 +331,7 @@ func (b *Builder) build(ctx context.Context, j *job.Job, commit gitrev.Commit, v
 	if rec.Status == store.BuildFailed {
 		return &Result{Record: rec}, failure(rec)
 	}
-	if err := b.reset(ctx, j, rec, wt); err != nil {
+	if err := b.reset(ctx, j, v, rec, wt); err != nil {
 		return nil, err
 	}
 	return &Result{Record: rec, Worktree: wt}, nil
@@ -396,10 +415,11 @@ func copyFile(src, dst string) error {
 // build machine): rec.ArtifactDir holds its artifacts, which the caller
 // has checked against their content hashes. The worktree is
 // Dir/worktrees/<rec.Key>, made and reset as a cached build's is, so a run
-// of it starts from the commit's files and the artifacts, nothing else.
-func (b *Builder) Restore(ctx context.Context, j *job.Job, rec *store.BuildRecord) (*Result, error) {
+// of it starts from the commit's files (with variant v's source patch, if
+// it has one) and the artifacts, nothing else.
+func (b *Builder) Restore(ctx context.Context, j *job.Job, v job.Variant, rec *store.BuildRecord) (*Result, error) {
 	wt := filepath.Join(b.Dir, "worktrees", rec.Key)
-	if err := b.restore(ctx, j, rec, wt); err != nil {
+	if err := b.restore(ctx, j, v, rec, wt); err != nil {
 		return nil, fmt.Errorf("restoring build %s of %s: %w", rec.Key, gitrev.Short(rec.Commit), err)
 	}
 	return &Result{Record: rec, Worktree: wt, Cached: true}, nil

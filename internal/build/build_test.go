@@ -164,3 +164,57 @@ func TestSetEnv(t *testing.T) {
 		t.Errorf("SetEnv adding A: %q", got)
 	}
 }
+
+// TestBuildSourcePatch: a variant's source patch is applied in the
+// build's own worktree (the user's checkout keeps its files), the patched
+// build is another build with its own key, it stays applied when the
+// cached build's worktree is restored, and a patch that does not apply is
+// an error that names it, not a failed build of the commit.
+func TestBuildSourcePatch(t *testing.T) {
+	b, c := setup(t, map[string]string{"main.c": "int main(void)\n{\n\treturn 0;\n}\n"})
+	ctx := context.Background()
+	j := testJob("gcc -O2 -o prog main.c && ./prog; echo $? > status", "prog", "status")
+	patch := "diff --git a/main.c b/main.c\n--- a/main.c\n+++ b/main.c\n@@ -1,4 +1,4 @@\n int main(void)\n {\n-\treturn 0;\n+\treturn 7;\n }\n"
+	v := job.Variant{Name: "patched", Patch: patch}
+	if Key(j, c.Hash, v) == Key(j, c.Hash, job.Variant{Name: "patched"}) {
+		t.Fatal("the patch is not part of the build key")
+	}
+	r, err := b.builder.Build(ctx, j, c, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(r.Record.ArtifactDir, "status")); strings.TrimSpace(string(got)) != "7" {
+		t.Errorf("the patched program exits with %q, want 7", got)
+	}
+	if src, _ := os.ReadFile(filepath.Join(r.Worktree, "main.c")); !strings.Contains(string(src), "return 7;") {
+		t.Errorf("the worktree does not hold the patched source:\n%s", src)
+	}
+	if src, _ := os.ReadFile(filepath.Join(b.repo.Dir, "main.c")); !strings.Contains(string(src), "return 0;") {
+		t.Errorf("the user's checkout was patched:\n%s", src)
+	}
+	if st := testutil.Git(t, b.repo.Dir, "status", "--porcelain", "--untracked-files=no"); st != "" {
+		t.Errorf("the user's checkout changed: %s", st)
+	}
+	plain, err := b.builder.Build(ctx, j, c, job.Variant{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(plain.Record.ArtifactDir, "status")); strings.TrimSpace(string(got)) != "0" {
+		t.Errorf("the plain build exits with %q, want 0", got)
+	}
+	if err := b.repo.RemoveWorktree(ctx, r.Worktree); err != nil {
+		t.Fatal(err)
+	}
+	again, err := b.builder.Build(ctx, j, c, v)
+	if err != nil || !again.Cached {
+		t.Fatalf("cached patched build: %v (cached %v)", err, again != nil && again.Cached)
+	}
+	if src, _ := os.ReadFile(filepath.Join(again.Worktree, "main.c")); !strings.Contains(string(src), "return 7;") {
+		t.Errorf("the restored worktree does not hold the patched source:\n%s", src)
+	}
+	bad := job.Variant{Name: "patched", Patch: strings.Replace(patch, "\treturn 0;", "\treturn 1;", 1)}
+	_, err = b.builder.Build(ctx, j, c, bad)
+	if err == nil || errors.Is(err, ErrFailed) || !strings.Contains(err.Error(), "applying a source patch") || !strings.Contains(err.Error(), "patched") {
+		t.Errorf("a patch that does not apply: %v; want an error naming the patch, not a failed build", err)
+	}
+}

@@ -155,7 +155,7 @@ func (w *workspace) restore(ctx context.Context, j *job.Job, b *build.Builder, s
 	if err != nil {
 		return nil, err
 	}
-	return b.Restore(ctx, j, rec)
+	return b.Restore(ctx, j, s.Variant, rec)
 }
 
 // artifacts returns this machine's cached copy of the fleet's build key

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -174,11 +175,27 @@ func (r *Repo) CleanWorktree(ctx context.Context, dir string) error {
 	return nil
 }
 
+// ApplyPatch applies patch, a diff in git's format, to the files of the
+// worktree at dir (git apply; the index and HEAD are left alone). It
+// fails, changing nothing, when the patch does not apply.
+func (r *Repo) ApplyPatch(ctx context.Context, dir, patch string) error {
+	if _, err := gitIn(ctx, dir, strings.NewReader(patch), "apply", "--whitespace=nowarn", "-"); err != nil {
+		return fmt.Errorf("applying a source patch in %s: %w", dir, err)
+	}
+	return nil
+}
+
 // git runs one git command in dir and returns its stdout; errors include
 // git's stderr.
 func git(ctx context.Context, dir string, args ...string) (string, error) {
+	return gitIn(ctx, dir, nil, args...)
+}
+
+// gitIn is git with stdin read from in (nil: none).
+func gitIn(ctx context.Context, dir string, in io.Reader, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
+	cmd.Stdin = in
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -118,4 +118,9 @@ type Run struct {
 type Variant struct {
 	Name string
 	Env  map[string]string
+	// Patch, when not empty, is a patch in git's format (the text, not a
+	// file name) that package build applies with git apply to the
+	// variant's own worktree before the build command runs: triage's
+	// source-patch restore. Job files cannot set it.
+	Patch string `json:",omitempty"`
 }

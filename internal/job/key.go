@@ -70,13 +70,18 @@ func (j *Job) Key() string {
 }
 
 // Key returns a stable identity of the variant's build: 16 hex digits of a
-// SHA-256 of its name and environment. The plain build's key is that of
-// Variant{}.
+// SHA-256 of its name, environment and source patch (a variant without a
+// patch keeps the key it had before patches existed). The plain build's
+// key is that of Variant{}.
 func (v Variant) Key() string {
 	h := sha256.New()
 	writeString(h, "perfbot variant key v1")
 	writeString(h, v.Name)
 	writeMap(h, v.Env)
+	if v.Patch != "" {
+		writeString(h, "patch")
+		writeString(h, v.Patch)
+	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 

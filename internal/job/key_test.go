@@ -68,10 +68,21 @@ func TestVariantKey(t *testing.T) {
 	if a.Key() != b.Key() {
 		t.Error("Variant.Key depends on map order")
 	}
-	for _, c := range []Variant{{}, {Name: "o2", Env: a.Env}, {Name: "o3", Env: map[string]string{"CFLAGS": "-O2", "X": "1"}}} {
+	patched := Variant{Name: "o3", Env: a.Env, Patch: "diff --git a/x.c b/x.c\n"}
+	for _, c := range []Variant{{}, {Name: "o2", Env: a.Env}, {Name: "o3", Env: map[string]string{"CFLAGS": "-O2", "X": "1"}}, patched} {
 		if c.Key() == a.Key() {
 			t.Errorf("Variant %+v has the key of %+v", c, a)
 		}
+	}
+	other := patched
+	other.Patch += "+int pad;\n"
+	if other.Key() == patched.Key() {
+		t.Error("two source patches give one Variant.Key")
+	}
+	// Keys of variants without a patch are those stored before patches
+	// existed.
+	if got, want := (Variant{Name: "align64", Env: map[string]string{"PERFBOT_FUNC_ALIGN": "64"}}).Key(), "dca4967e44e8143f"; got != want {
+		t.Errorf("Key of a variant without a patch = %s, want %s (changing the encoding orphans stored runs)", got, want)
 	}
 }
 

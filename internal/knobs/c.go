@@ -31,6 +31,7 @@ type cPreset struct {
 	dir   string
 	tools []string // compiler names on PATH, wrapped
 	align string   // wrapper folder of the forced-alignment variant
+	debug string   // wrapper folder of the debug-information variant
 	pads  paddedLayouts
 }
 
@@ -44,10 +45,23 @@ func newC(dir string) (*cPreset, error) {
 	if p.align, err = writeWrapDir(dir, wrapSpec{variant: AlignName, mode: wrapCC, flags: alignFlags}, p.tools); err != nil {
 		return nil, err
 	}
+	if p.debug, err = writeWrapDir(dir, wrapSpec{variant: DebugName, mode: wrapCC, flags: debugFlags}, p.tools); err != nil {
+		return nil, err
+	}
 	if p.pads, err = newPaddedLayouts(dir, "", textPadSection, wrapSpec{mode: wrapCC}, p.tools); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// debugFlags are the flags of the debug-information rebuild: DWARF, and
+// nothing that changes the code.
+const debugFlags = "-g"
+
+// DebugInfo is the build with -g added to every compile and link by the
+// wrappers, for the DWARF a source patch needs (knobs.DebugInfo).
+func (p *cPreset) DebugInfo() job.Variant {
+	return job.Variant{Name: DebugName, Env: wrapEnv(map[string]string{EnvDebugInfo: "1"}, p.debug)}
 }
 
 func (p *cPreset) Name() string { return "c" }

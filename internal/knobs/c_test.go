@@ -1,6 +1,7 @@
 package knobs
 
 import (
+	"debug/elf"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -269,4 +270,40 @@ func TestPadAsmAssembles(t *testing.T) {
 			t.Errorf("%s padding is %d bytes, want 32", sec, s.Size)
 		}
 	}
+}
+
+// TestCDebugInfo: the c preset's DebugInfo build has DWARF and the plain
+// build's layout, symbol for symbol, on a Makefile that never says -g.
+func TestCDebugInfo(t *testing.T) {
+	testutil.NeedTool(t, "gcc", "make")
+	p := cPresetIn(t)
+	d, ok := p.(DebugInfo)
+	if !ok {
+		t.Fatal("the c preset has no DebugInfo variant")
+	}
+	v := d.DebugInfo()
+	if v.Name != DebugName || v.Env[EnvDebugInfo] != "1" {
+		t.Errorf("debug variant %+v", v)
+	}
+	for _, flags := range []string{"", "-DDROP"} {
+		plain := cBuild(t, job.Variant{}, flags)
+		debug := cBuild(t, v, flags)
+		if hasDWARF(t, plain.Path) || !hasDWARF(t, debug.Path) {
+			t.Errorf("CFLAGS=%q: DWARF in the plain build %v, in the debug build %v; want false, true", flags, hasDWARF(t, plain.Path), hasDWARF(t, debug.Path))
+		}
+		if err := layout.SameLayout(plain, debug); err != nil {
+			t.Errorf("CFLAGS=%q: the debug build's layout differs: %v", flags, err)
+		}
+	}
+}
+
+// hasDWARF reports whether the ELF file at path has a .debug_info section.
+func hasDWARF(t *testing.T, path string) bool {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	return f.Section(".debug_info") != nil
 }

@@ -77,6 +77,9 @@ const (
 	// EnvKconfig lists kernel config options to enable, separated by
 	// spaces, without the CONFIG_ prefix (kernel preset).
 	EnvKconfig = "PERFBOT_KCONFIG"
+	// EnvDebugInfo is "1" in a build that adds debug information (-g)
+	// and nothing else (DebugInfo).
+	EnvDebugInfo = "PERFBOT_DEBUG_INFO"
 )
 
 // ForcedAlign is the alignment, in bytes, of the ForcedAlignment variants:
@@ -98,6 +101,8 @@ const (
 	AlignName = "align64"
 	// RestoreName is the name of every preset's Restore variant.
 	RestoreName = "restore"
+	// DebugName is the name of the DebugInfo variant.
+	DebugName = "debug"
 )
 
 // Preset is the set of layout knobs of one toolchain, as build variants.
@@ -125,6 +130,16 @@ type Preset interface {
 	// layout.ProposePadding), so that the padded build gets back the old
 	// offset of p.Symbol. Files it needs are written under workdir.
 	Restore(p *layout.Padding, workdir string) (job.Variant, error)
+}
+
+// DebugInfo is a preset that can rebuild a commit with debug information
+// without changing its code generation: the c preset's wrappers add -g to
+// every compile and link (gcc and clang keep code generation independent
+// of -g). Triage reads that build's DWARF to place a source patch
+// (layout.SourcePatch) and checks that its layout is the plain build's.
+type DebugInfo interface {
+	// DebugInfo returns the variant, named DebugName.
+	DebugInfo() job.Variant
 }
 
 // Names lists the preset names Lookup knows, aliases last.

@@ -269,26 +269,13 @@ func (m *measurement) take(ctx context.Context, plan []slot) error {
 // warmup takes the job's warm-up runs, interleaved, of the targets that
 // have runs in the plan; nothing of them is stored.
 func (m *measurement) warmup(ctx context.Context, plan []slot) error {
-	if m.j.Warmup <= 0 {
-		return nil
-	}
-	var need []int
-	for _, sl := range plan {
-		if !slices.Contains(need, sl.target) {
-			need = append(need, sl.target)
-		}
-	}
-	slices.Sort(need)
-	for _, w := range Warmup(len(need), m.j.Warmup) {
-		t := m.out.Targets[need[w.Commit]]
-		dir := filepath.Join(m.opt.Store.Dir(), "warmup", gitrev.Short(t.Target.Commit.Hash)+"-"+t.Target.Variant.Name)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+	for _, t := range m.warmupTasks(plan) {
+		t.LogDir = filepath.Join(m.opt.Store.Dir(), "warmup", gitrev.Short(t.Key.Commit)+"-"+t.Variant.Name)
+		if err := os.MkdirAll(t.LogDir, 0o755); err != nil {
 			return err
 		}
-		_, err := m.exec.Execute(ctx, Task{Job: m.j, Key: store.RunKey{Job: m.j.Key(), Commit: t.Target.Commit.Hash, Variant: VariantID(t.Target.Variant)},
-			Variant: t.Target.Variant, Build: t.Build, Session: m.out.Session, LogDir: dir, Warmup: true})
-		if err != nil {
-			return fmt.Errorf("warm-up run of %s: %w", t.Target, err)
+		if _, err := m.exec.Execute(ctx, t); err != nil {
+			return fmt.Errorf("warm-up run of %s: %w", Target{Commit: gitrev.Commit{Hash: t.Key.Commit}, Variant: t.Variant}, err)
 		}
 	}
 	return nil

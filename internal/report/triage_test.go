@@ -233,3 +233,78 @@ func TestTriageMaskedRegression(t *testing.T) {
 		}
 	}
 }
+
+// triageSeedPatchResult is the seed's report as the seed's engineer made
+// it: the third column is the changed commit with a source patch that
+// puts a 16-byte key back where mds_user_clear was, and the patch is in
+// the report for git apply.
+func triageSeedPatchResult() *triage.Result {
+	r := triageSeedResult()
+	r.Sentence = "The -7.9% change in stress-ng.mutex.ops_per_sec is a data alignment artifact, not a real change: the source patch that puts back 16 bytes at arch/x86/kernel/cpu/bugs.c:114 (removed mds_user_clear (.bss)), so that mds_idle_clear and everything after it in .bss get back their base address, gives back the base figure (+0.3% against the base)."
+	r.Experiments = []triage.Experiment{r.Experiments[0], r.Experiments[2]}
+	x := &r.Experiments[1]
+	x.Title = "the changed commit rebuilt with the source patch that puts back 16 bytes at arch/x86/kernel/cpu/bugs.c:114 (removed mds_user_clear (.bss)), giving mds_idle_clear its base address back, and every address after it in .bss"
+	x.Columns[2].Label, x.Columns[2].Variant = "changed+patch", "patched"
+	x.Table.Columns[2].Variant = "patch"
+	r.Padding, r.Notes, r.Disagreement, r.Robust = "", nil, "", nil
+	r.SourcePatch = &triage.SourcePatch{Root: "removed mds_user_clear (.bss)", Suspect: "mds_idle_clear", File: "arch/x86/kernel/cpu/bugs.c", Line: 114,
+		Section: ".bss", Bytes: 16, Align: 8, Exact: true, Restored: true,
+		Check: "restored: .bss: 383 of 383 symbols from the spot on are back at their base address; mds_idle_clear is back",
+		Notes: []string{"mds_user_clear was exported (EXPORT_SYMBOL): the patch puts back the object, not its export, so the export tables stay shifted"},
+		Diff: "diff --git a/arch/x86/kernel/cpu/bugs.c b/arch/x86/kernel/cpu/bugs.c\n--- a/arch/x86/kernel/cpu/bugs.c\n+++ b/arch/x86/kernel/cpu/bugs.c\n" +
+			"@@ -111,6 +111,9 @@\n /* Control unconditional IBPB in switch_mm() */\n DEFINE_STATIC_KEY_FALSE(switch_mm_always_ibpb);\n \n" +
+			"+/* perfbot: puts back the 16 bytes of mds_user_clear (.bss), removed by this change, so that what follows keeps its old address. */\n" +
+			"+char __perfbot_pad_mds_user_clear[16] __attribute__((__used__, __aligned__(8)));\n+\n" +
+			" /* Control MDS CPU buffer clear before idling (halt, mwait) */\n DEFINE_STATIC_KEY_FALSE(mds_idle_clear);\n EXPORT_SYMBOL_GPL(mds_idle_clear);\n"}
+	r.FixedRuns, r.Runs, r.NewRuns = 130, 50, 50
+	return r
+}
+
+// TestTriageSourcePatch: the seed's three columns with the source patch
+// as the third, and the patch itself, in every format: a git diff the
+// user can apply, its spot and the layout check.
+func TestTriageSourcePatch(t *testing.T) {
+	r := triageSeedPatchResult()
+	for _, format := range TriageFormats {
+		var b bytes.Buffer
+		if err := WriteTriage(&b, r, TriageOptions{Format: format}); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		for _, w := range []string{"removed mds_user_clear (.bss)", "arch/x86/kernel/cpu/bugs.c", "383 of 383 symbols",
+			"+char __perfbot_pad_mds_user_clear[16] __attribute__((__used__, __aligned__(8)));"} {
+			switch {
+			case format == "json":
+				w = strings.ReplaceAll(w, `"`, `\"`)
+			case format == "markdown" && !strings.HasPrefix(w, "+"):
+				w = strings.ReplaceAll(w, "_", `\_`) // prose is escaped, the diff block not
+			}
+			if !strings.Contains(out, w) {
+				t.Errorf("%s report lacks %q:\n%s", format, w, out)
+			}
+		}
+		if format == "text" || format == "email" {
+			if !strings.Contains(out, "6613d82e617dd7eb8b0c4/patch ") {
+				t.Errorf("%s: no changed+patch column in the restore table:\n%s", format, out)
+			}
+			if strings.Contains(out, "byte for byte") {
+				t.Errorf("%s: the seed's patched build is not the base program (its code changed), yet the report says so", format)
+			}
+			// The diff is printed as git apply takes it.
+			if !strings.Contains(out, "\n"+r.SourcePatch.Diff) {
+				t.Errorf("%s: the patch is not printed whole, unindented", format)
+			}
+		}
+		testutil.Golden(t, filepath.Join("testdata", "triage_patch."+format+".golden"), b.Bytes())
+	}
+	r.SourcePatch.Identical = true
+	for _, format := range []string{"text", "markdown", "email"} {
+		var b bytes.Buffer
+		if err := WriteTriage(&b, r, TriageOptions{Format: format}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), "loads the base build's code and data byte for byte") {
+			t.Errorf("%s: a patched build that is the base program is not said to be", format)
+		}
+	}
+}

@@ -62,6 +62,10 @@ func writeTriageEmail(w io.Writer, r *triage.Result, opt TriageOptions) error {
 		b.WriteString("\n=========================================================================================\n")
 		triageSuspectsText(&b, r)
 	}
+	if r.SourcePatch != nil {
+		b.WriteString("\n=========================================================================================\n")
+		triageSourcePatchText(&b, r)
+	}
 	if len(r.Notes) > 0 {
 		b.WriteString("\n")
 		for _, n := range r.Notes {

@@ -31,9 +31,26 @@ type triageJSON struct {
 	Experiments  []triageExpJSON   `json:"experiments"`
 	Suspects     []triage.Suspect  `json:"suspects"`
 	Padding      string            `json:"padding,omitempty"`
+	SourcePatch  *triagePatchJSON  `json:"source_patch,omitempty"`
 	Notes        []string          `json:"notes"`
 	Budget       triageBudgetJSON  `json:"budget"`
 	Resumed      bool              `json:"resumed"`
+}
+
+type triagePatchJSON struct {
+	Root      string   `json:"root"`
+	Suspect   string   `json:"suspect"`
+	File      string   `json:"file"`
+	Line      int      `json:"line"`
+	Section   string   `json:"section"`
+	Bytes     uint64   `json:"bytes"`
+	Align     uint64   `json:"align"`
+	Exact     bool     `json:"exact"`
+	Check     string   `json:"check"`
+	Restored  bool     `json:"restored"`
+	Identical bool     `json:"identical"`
+	Notes     []string `json:"notes"`
+	Diff      string   `json:"diff"`
 }
 
 type triageMetricJSON struct {
@@ -141,6 +158,10 @@ func writeTriageJSON(w io.Writer, r *triage.Result) error {
 		Budget: triageBudgetJSON{Runs: r.Runs, NewRuns: r.NewRuns, Builds: r.Builds, NewBuilds: r.NewBuilds,
 			FixedRuns: r.FixedRuns, WallSeconds: math.Round(r.Wall.Seconds()*10) / 10},
 		Resumed: r.Resumed,
+	}
+	if sp := r.SourcePatch; sp != nil {
+		out.SourcePatch = &triagePatchJSON{Root: sp.Root, Suspect: sp.Suspect, File: sp.File, Line: sp.Line, Section: sp.Section,
+			Bytes: sp.Bytes, Align: sp.Align, Exact: sp.Exact, Check: sp.Check, Restored: sp.Restored, Identical: sp.Identical, Notes: append([]string{}, sp.Notes...), Diff: sp.Diff}
 	}
 	out.DecidedBy = []string{}
 	for _, n := range r.DecidedBy {

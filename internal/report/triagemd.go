@@ -23,8 +23,8 @@ func writeTriageMarkdown(w io.Writer, r *triage.Result, opt TriageOptions) error
 	if r.Disagreement != "" {
 		fmt.Fprintf(&b, "Plain vs layout-robust: %s.\n\n", triageMDEscape(r.Disagreement))
 	}
-	fmt.Fprintf(&b, "Metric %s (%s, %s), base %s, changed %s, knobs preset %s.\n",
-		code(r.Metric), r.Unit, triageBetter(r.Better), code(gitrev.Short(r.Base.Hash)), code(gitrev.Short(r.Changed.Hash)), code(r.Preset))
+	fmt.Fprintf(&b, "Metric %s (%s%s), base %s, changed %s, knobs preset %s.\n",
+		code(r.Metric), triageUnit(r.Unit), triageBetter(r.Better), code(gitrev.Short(r.Base.Hash)), code(gitrev.Short(r.Changed.Hash)), code(r.Preset))
 	for _, e := range r.Experiments {
 		fmt.Fprintf(&b, "\n#### %s\n\n%s: %s.\n\n", triageHeading(e), triageMDEscape(triageCapitalize(e.Title)), triageMDEscape(e.Reason))
 		// The failed column only when a run failed: lkp's fail:runs.
@@ -62,6 +62,21 @@ func writeTriageMarkdown(w io.Writer, r *triage.Result, opt TriageOptions) error
 		for _, s := range r.Suspects {
 			fmt.Fprintf(&b, "- %s (%s in %s): offset %d → %d mod 64; %s\n", code(s.Name), s.Kind, s.Section, s.OffBase, s.OffChanged, triageMDEscape(s.Why))
 		}
+	}
+	if sp := r.SourcePatch; sp != nil {
+		fmt.Fprintf(&b, "\n#### source patch\n\n%s: %s, %d bytes at %s (%s); `git apply` in a checkout of %s.\n",
+			triageCapitalize(triageSourcePatchUse(sp)), triageMDEscape(sp.Root), sp.Bytes, code(fmt.Sprintf("%s:%d", sp.File, sp.Line)),
+			triageMDEscape(sp.Check), code(gitrev.Short(r.Changed.Hash)))
+		if sp.Identical {
+			b.WriteString("\n- the patched build loads the base build's code and data byte for byte: the commit changes nothing else in the build")
+		}
+		for _, n := range sp.Notes {
+			fmt.Fprintf(&b, "\n- %s", triageMDEscape(n))
+		}
+		if len(sp.Notes) > 0 || sp.Identical {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "\n```diff\n%s```\n", sp.Diff)
 	}
 	if len(r.Notes) > 0 {
 		b.WriteString("\n#### notes\n\n")

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/triage"
 )
 
@@ -37,6 +38,7 @@ func writeTriageText(w io.Writer, r *triage.Result) error {
 		}
 	}
 	triageSuspectsText(&b, r)
+	triageSourcePatchText(&b, r)
 	if len(r.Notes) > 0 {
 		b.WriteString("\nnotes:\n")
 		for _, n := range r.Notes {
@@ -67,9 +69,42 @@ func triageSuspectsText(b *bytes.Buffer, r *triage.Result) {
 	for i, s := range r.Suspects {
 		fmt.Fprintf(b, "  %d. %s (%s in %s): offset %d -> %d mod 64; %s\n", i+1, s.Name, s.Kind, s.Section, s.OffBase, s.OffChanged, s.Why)
 	}
-	if r.Padding != "" {
+	switch {
+	case r.Padding != "" && r.SourcePatch != nil && r.SourcePatch.Restored:
+		fmt.Fprintf(b, "restore padding (not measured: the source patch below was): %s\n", triageFirstLine(r.Padding))
+	case r.Padding != "":
 		fmt.Fprintf(b, "restore padding: %s\n", triageFirstLine(r.Padding))
 	}
+}
+
+// triageSourcePatchText prints the source patch, when triage made one: the
+// root change and spot, the layout check, and the patch itself for git
+// apply in a checkout of the changed commit.
+func triageSourcePatchText(b *bytes.Buffer, r *triage.Result) {
+	sp := r.SourcePatch
+	if sp == nil {
+		return
+	}
+	fmt.Fprintf(b, "\nsource patch (%s; git apply in a checkout of %s):\n", triageSourcePatchUse(sp), gitrev.Short(r.Changed.Hash))
+	fmt.Fprintf(b, "  root change: %s; %d bytes at %s:%d\n", sp.Root, sp.Bytes, sp.File, sp.Line)
+	if sp.Check != "" {
+		fmt.Fprintf(b, "  layout check: %s\n", sp.Check)
+	}
+	if sp.Identical {
+		b.WriteString("  the patched build loads the base build's code and data byte for byte: the commit changes nothing else in the build\n")
+	}
+	for _, n := range sp.Notes {
+		fmt.Fprintf(b, "  note: %s\n", n)
+	}
+	b.WriteString(sp.Diff)
+}
+
+// triageSourcePatchUse says what triage did with the source patch.
+func triageSourcePatchUse(sp *triage.SourcePatch) string {
+	if sp.Restored {
+		return "the restore experiment's third column"
+	}
+	return "not measured: the patched build does not have the base's layout back"
 }
 
 func triageFirstLine(s string) string {

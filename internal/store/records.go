@@ -108,23 +108,7 @@ func (s *Store) GetJob(ctx context.Context, key string) (name string, spec []byt
 // JobKeys returns the keys of the stored jobs, sorted: what a store holds
 // when no job file is at hand (perfbot serve --store).
 func (s *Store) JobKeys(ctx context.Context) ([]string, error) {
-	var keys []string
-	err := s.read(ctx, "list jobs", func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT job_key FROM jobs ORDER BY job_key`)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var k string
-			if err := rows.Scan(&k); err != nil {
-				return err
-			}
-			keys = append(keys, k)
-		}
-		return rows.Err()
-	})
-	return keys, err
+	return s.column(ctx, "list jobs", `SELECT job_key FROM jobs ORDER BY job_key`)
 }
 
 // PutState stores data, opaque to the store, as the state of the session
@@ -181,21 +165,27 @@ func (s *Store) DeleteState(ctx context.Context, kind, key string) error {
 // StateKeys returns the keys of the stored states of kind, sorted, so that
 // unfinished sessions can be listed and resumed.
 func (s *Store) StateKeys(ctx context.Context, kind string) ([]string, error) {
-	var keys []string
-	err := s.read(ctx, fmt.Sprintf("list %s states", kind), func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT key FROM states WHERE kind = ? ORDER BY key`, kind)
+	return s.column(ctx, fmt.Sprintf("list %s states", kind), `SELECT key FROM states WHERE kind = ? ORDER BY key`, kind)
+}
+
+// column runs a query of one text column and returns its values in order;
+// what names it in errors.
+func (s *Store) column(ctx context.Context, what, query string, args ...any) ([]string, error) {
+	var out []string
+	err := s.read(ctx, what, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, query, args...)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var k string
-			if err := rows.Scan(&k); err != nil {
+			var v string
+			if err := rows.Scan(&v); err != nil {
 				return err
 			}
-			keys = append(keys, k)
+			out = append(out, v)
 		}
 		return rows.Err()
 	})
-	return keys, err
+	return out, err
 }

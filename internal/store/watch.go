@@ -98,23 +98,7 @@ func (s *Store) TestedVersion(ctx context.Context, job, variant string) (n int, 
 // (its histories: "" the plain build's, then those under layout knobs),
 // sorted.
 func (s *Store) TestedVariants(ctx context.Context, job string) ([]string, error) {
-	var out []string
-	err := s.read(ctx, "list tested variants", func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT DISTINCT variant FROM tested WHERE job_key = ? ORDER BY variant`, job)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var v string
-			if err := rows.Scan(&v); err != nil {
-				return err
-			}
-			out = append(out, v)
-		}
-		return rows.Err()
-	})
-	return out, err
+	return s.column(ctx, "list tested variants", `SELECT DISTINCT variant FROM tested WHERE job_key = ? ORDER BY variant`, job)
 }
 
 // Finding states a person sets.

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/layout"
 )
 
@@ -34,18 +35,61 @@ func (k planKind) String() string {
 func (e *engine) order() planKind {
 	in := e.insp
 	switch {
-	case e.canRestore() && in.padding.Kind == layout.Object:
+	case e.canRestore() && e.restoreKind() == layout.Object:
 		return planData
-	case in.textMoved || (e.canRestore() && in.padding.Kind == layout.Func):
+	case in.textMoved || (e.canRestore() && e.restoreKind() == layout.Func):
 		return planText
 	}
 	return planNothing
 }
 
-func (e *engine) canRestore() bool { return e.insp.padding != nil && e.insp.restoreErr == nil }
+// canRestore reports whether there is a restore experiment: the source
+// patch (built and checked, or not tried yet), or the preset's padding.
+func (e *engine) canRestore() bool {
+	in := e.insp
+	return e.usePatch() || (in.padding != nil && in.restoreErr == nil) || (usePatches && in.patchable && !in.patchTried)
+}
 
-// dataRestore reports whether the restore experiment pads a data object.
-func (e *engine) dataRestore() bool { return e.canRestore() && e.insp.padding.Kind == layout.Object }
+// restoreKind is the kind of the symbol the restore gives its offset
+// back: the source patch's suspect, else the padding's.
+func (e *engine) restoreKind() layout.Kind {
+	in := e.insp
+	switch {
+	case e.usePatch():
+		return in.patch.kind
+	case in.padding != nil:
+		return in.padding.Kind
+	}
+	return in.patchKind
+}
+
+// restoreSymbol is the symbol whose offset the restore gives back.
+func (e *engine) restoreSymbol() string {
+	if e.usePatch() {
+		return e.insp.patch.symbol
+	}
+	if e.insp.padding != nil {
+		return e.insp.padding.Symbol
+	}
+	return ""
+}
+
+// restoreControl is the variant of the restore experiment's unpadded
+// columns.
+func (e *engine) restoreControl() job.Variant {
+	if e.usePatch() {
+		return e.insp.patch.control
+	}
+	return e.insp.control
+}
+
+// dataRestore reports whether the restore experiment restores a data
+// object.
+func (e *engine) dataRestore() bool { return e.canRestore() && e.restoreKind() == layout.Object }
+
+// textPatch reports whether the restore experiment is a source patch that
+// gives back every function's address from the root change on.
+func (e *engine) textPatch() bool { return e.usePatch() && e.insp.patch.kind == layout.Func }
 
 // newPlain is the plain comparison. In the data-first plan its builds get
 // the restore build's environment size (the restore experiment's control
@@ -54,7 +98,8 @@ func (e *engine) newPlain() *pairedOutcome {
 	ts := []target{{setup: plainSetup}, {changed: true, setup: plainSetup}}
 	title := "the two commits as they build"
 	if e.plan0 == planData {
-		ts = []target{{setup: controlSetup, variant: e.insp.control}, {changed: true, setup: controlSetup, variant: e.insp.control}}
+		c := e.restoreControl()
+		ts = []target{{setup: controlSetup, variant: c}, {changed: true, setup: controlSetup, variant: c}}
 		title += " (run with an environment as large as the restore build's)"
 	}
 	return newPaired(PlainExperiment, title, ts, []string{"base", "changed"}, 1)
@@ -68,19 +113,27 @@ func (e *engine) newForced() *pairedOutcome {
 }
 
 // newRestore is the restore experiment: base, changed and changed with
-// the padding, the unpadded ones with an environment of the padded one's
+// the source patch (the seed's three columns) or, when there is none, the
+// padding; the unpatched ones with an environment of the patched one's
 // size. Sharing the plain comparison's builds, its later looks measure
-// only the base and the padded build.
+// only the base and the patched build.
 func (e *engine) newRestore() *pairedOutcome {
-	p := e.insp.padding
-	ts := []target{
-		{setup: controlSetup, variant: e.insp.control},
-		{changed: true, setup: controlSetup, variant: e.insp.control},
-		{changed: true, setup: restoreSetup, variant: e.insp.restore},
+	c := e.restoreControl()
+	ts := []target{{setup: controlSetup, variant: c}, {changed: true, setup: controlSetup, variant: c}}
+	var r *pairedOutcome
+	if sp := e.insp.patch; e.usePatch() {
+		in := sp.info
+		title := fmt.Sprintf("the changed commit rebuilt with the source patch that puts back %d bytes at %s:%d (%s), giving %s its base %s",
+			in.Bytes, in.File, in.Line, in.Root, sp.symbol, map[bool]string{true: "address back, and every address after it in " + in.Section, false: "offset mod 64 back, and every offset after it in " + in.Section}[in.Exact])
+		ts = append(ts, target{changed: true, setup: patchSetup, variant: sp.variant})
+		r = newPaired(RestoreExperiment, title, ts, []string{"base", "changed", "changed+patch"}, 2)
+	} else {
+		p := e.insp.padding
+		title := fmt.Sprintf("the changed commit rebuilt with %d bytes of padding in %s, restoring %s's offset %d mod 64 (it is at %d)",
+			p.Bytes, p.Section, p.Symbol, p.OffA, p.OffB)
+		ts = append(ts, target{changed: true, setup: restoreSetup, variant: e.insp.restore})
+		r = newPaired(RestoreExperiment, title, ts, []string{"base", "changed", "changed+padding"}, 2)
 	}
-	title := fmt.Sprintf("the changed commit rebuilt with %d bytes of padding in %s, restoring %s's offset %d mod 64 (it is at %d)",
-		p.Bytes, p.Section, p.Symbol, p.OffA, p.OffB)
-	r := newPaired(RestoreExperiment, title, ts, []string{"base", "changed", "changed+padding"}, 2)
 	if e.plan0 == planData {
 		r.measured = []int{0, 2}
 	}
@@ -98,7 +151,7 @@ func (e *engine) lookForced(ctx context.Context) error {
 		return err
 	}
 	if f.looks == 1 && e.lab.sameBuild(target{changed: true, setup: plainSetup}, f.ts[1]) {
-		e.uninformative(f, "the forced-alignment build is byte-identical to the plain build: the build ignores the preset's knobs ("+f.ts[1].variant.Name+")")
+		e.uninformative(f, "the forced-alignment build loads the same code and data as the plain build: the build ignores the preset's knobs ("+f.ts[1].variant.Name+")")
 	}
 	return e.save(ctx, "forced-alignment", nil)
 }
@@ -108,6 +161,14 @@ func (e *engine) lookForced(ctx context.Context) error {
 // the padding did not restore the symbol's offset.
 func (e *engine) lookRestore(ctx context.Context) error {
 	if e.restoreOut == nil {
+		if err := e.preparePatch(ctx); err != nil {
+			return err
+		}
+		if !e.canRestore() {
+			// Neither the patch nor a padding: the next step is another
+			// experiment.
+			return nil
+		}
 		e.restoreOut = e.newRestore()
 	}
 	r := e.restoreOut
@@ -118,7 +179,8 @@ func (e *engine) lookRestore(ctx context.Context) error {
 	if err := e.look(ctx, xs...); err != nil {
 		return err
 	}
-	if r.looks == 1 {
+	if r.looks == 1 && !e.usePatch() {
+		// (A source patch was checked before it was measured.)
 		if note := e.lab.checkRestore(ctx, r.ts[2], e.insp.padding); note != "" {
 			e.uninformative(r, note)
 		}
@@ -156,6 +218,12 @@ func (e *engine) equalized() *pairedOutcome {
 		return f
 	}
 	if r := e.restoreOut; e.dataRestore() && r.different() && e.textRuledOut() {
+		return r
+	}
+	// A source patch that gives back every function's address from the
+	// root change on equalises code as forced alignment does, with no
+	// data object moved.
+	if r := e.restoreOut; e.textPatch() && r.different() && !e.insp.dataMoved {
 		return r
 	}
 	return nil

@@ -31,9 +31,12 @@ func (e *engine) columns(ts []target, labels []string, vals []runVals, failed []
 		}
 		tcols[i] = compare.Column{ID: commit.Hash, Subject: commit.Subject, Variant: t.variant.Name,
 			Runs: len(v) + len(failed[i]), Failed: len(failed[i])}
-		if t.setup == restoreSetup {
+		switch t.setup {
+		case restoreSetup:
 			tcols[i].Variant = "padding"
-		} else if t.setup == controlSetup {
+		case patchSetup:
+			tcols[i].Variant = "patch"
+		case controlSetup:
 			tcols[i].Variant = ""
 		}
 		series.Samples[i] = samples(vals[i])

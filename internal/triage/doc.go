@@ -22,12 +22,18 @@
 //     it removes was text alignment; a change it keeps is a real change
 //     when no data object moved in its cache line (or the data restore
 //     keeps it too) and the layout sweep agrees.
-//   - restore: the changed commit rebuilt with the padding that gives the
-//     layout diff's top suspect its old offset back (layout.ProposePadding),
-//     measured beside both commits (the seed's three columns); recovery of
-//     the base figure proves the cause. A data restore that keeps the
-//     change is, with no moved function, evidence of a real change as
-//     forced alignment's is.
+//   - restore: the changed commit rebuilt so that the layout diff's top
+//     suspect gets its old place back, measured beside both commits (the
+//     seed's three columns); recovery of the base figure proves the cause.
+//     Where the diff names the root change behind the suspect and the
+//     preset can build with debug information, the rebuild is the seed's
+//     own proof: a source patch (layout.SourcePatch, placed with a -g
+//     rebuild's DWARF) that puts the root change's bytes back at its spot,
+//     applied in the build's own worktree and checked with the layout diff
+//     before it is measured (srcpatch.go); otherwise the preset's padding
+//     (layout.ProposePadding). A data restore that keeps the change is,
+//     with no moved function, evidence of a real change as forced
+//     alignment's is; so is a text source patch with no moved data.
 //   - layout sweep: both commits built under several layouts that move
 //     code, data and stack together (knobs.Preset.Layouts), a few runs
 //     each, with the layouts as a random factor ([stats.CompareLayouts]). A

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/layout"
 	"github.com/perfbot/perfbot/internal/stats"
 )
 
@@ -117,6 +118,13 @@ func (e *engine) decide(ctx context.Context) (*Result, error) {
 	if e.insp.padding != nil {
 		r.Padding = strings.TrimSpace(e.insp.padding.Instructions())
 	}
+	if e.canRestore() && e.restoreKind() == layout.Object {
+		// The data restore comes first, sharing the plain comparison's
+		// rounds: the source patch decides what it builds.
+		if err := e.preparePatch(ctx); err != nil {
+			return nil, err
+		}
+	}
 	e.plan0 = e.order()
 	e.logf("layout diff: %s", e.plan0)
 	e.plain = e.newPlain()
@@ -144,7 +152,7 @@ func (e *engine) decide(ctx context.Context) (*Result, error) {
 			return e.finish(NoChange), nil
 		}
 		// The runs see a change the artifacts do not: it lives elsewhere.
-		r.Notes = append(r.Notes, fmt.Sprintf("the build artifacts (%s) are byte-identical, yet the plain comparison shows %+.1f%% (%s): "+
+		r.Notes = append(r.Notes, fmt.Sprintf("the build artifacts (%s) load byte-identical code and data, yet the plain comparison shows %+.1f%% (%s): "+
 			"the change lives outside build.artifacts (a script, a data file, a library the benchmark loads) or the machine changed between runs; "+
 			"the triage goes on as for different builds", artifactList(e.opt.Job), e.plain.d.Comparison.Change, e.plain.d.Reason))
 	}

@@ -40,6 +40,13 @@ type storeLab struct {
 	newBuilds      int                      // builds made now
 	artifacts      map[string]*build.Result // by target key
 	restoreChecked map[string]string
+	// artifact is the artifact the layout diff read, plain its layout in
+	// the base's and the changed commit's plain builds; patchRoot is the
+	// root change a source patch can undo, for patchSuspect.
+	artifact     string
+	plain        [2]*layout.Binary
+	patchRoot    layout.PatchRoot
+	patchSuspect *layout.Change
 }
 
 func newStoreLab(opt Options, preset knobs.Preset, base, changed gitrev.Commit) (*storeLab, error) {
@@ -223,6 +230,7 @@ func (l *storeLab) inspect(ctx context.Context) (*inspection, error) {
 			openErrs = append(openErrs, fmt.Sprintf("%s: %v", a, err))
 			continue
 		}
+		l.artifact, l.plain = a, [2]*layout.Binary{ba, bc}
 		dopt := layout.DiffOptions{NoSource: true}
 		// A profile stored beside the changed commit's runs (the job's
 		// perf-profile monitor) ranks the suspects by hotness.
@@ -264,15 +272,28 @@ func (l *storeLab) inspect(ctx context.Context) (*inspection, error) {
 	p, err := layout.ProposePadding(d, "")
 	if err != nil {
 		in.restoreErr = err
-		return in, nil
+	} else {
+		in.padding = p
+		in.restore, in.restoreErr = l.preset.Restore(p, knobsDir(l.opt.Store))
+		if in.restoreErr == nil {
+			in.control = l.control(in.restore)
+		}
 	}
-	in.padding = p
-	in.restore, in.restoreErr = l.preset.Restore(p, knobsDir(l.opt.Store))
-	if in.restoreErr != nil {
+	// The source patch, for the same suspect: made when the restore
+	// experiment first needs it (preparePatch).
+	if _, ok := l.preset.(knobs.DebugInfo); !ok {
+		in.notes = append(in.notes, fmt.Sprintf("no source patch: the %s preset cannot build with debug information, which places one", l.preset.Name()))
+	} else if root, c, err := patchRootOf(d, in.padding); err != nil {
+		in.notes = append(in.notes, "no source patch: "+err.Error())
+	} else {
+		l.patchRoot, l.patchSuspect = root, c
+		in.patchable, in.patchKind = true, c.B.Kind
+	}
+	if in.restoreErr != nil && !in.patchable {
 		in.notes = append(in.notes, "no restore experiment: "+in.restoreErr.Error())
-		return in, nil
+	} else if in.restoreErr != nil {
+		in.notes = append(in.notes, "no restore padding: "+in.restoreErr.Error()+"; the restore can only use the source patch")
 	}
-	in.control = l.control(in.restore)
 	return in, nil
 }
 
@@ -304,19 +325,29 @@ func (l *storeLab) sameBuild(a, b target) bool {
 	return sameArtifacts(l.opt.Job, ra, rb)
 }
 
-// sameArtifacts reports whether two builds' artifacts are byte-identical.
-// A job that lists no artifacts says nothing about its builds, so they
-// never count as identical; nor do builds with an artifact that cannot be
-// read. Identical artifacts do not prove identical builds (a script or a
-// data file may live outside them): callers weigh the runs too.
+// sameArtifacts reports whether two builds' artifacts are identical:
+// byte for byte or, for ELF files, in what they load (layout.SameImage:
+// builds with -g differ in their debug information, which names the
+// build's own folder, and in their build ID). A job that lists no
+// artifacts says nothing about its builds, so they never count as
+// identical; nor do builds with an artifact that cannot be read.
+// Identical artifacts do not prove identical builds (a script or a data
+// file may live outside them): callers weigh the runs too.
 func sameArtifacts(j *job.Job, a, b *build.Result) bool {
 	if len(j.Build.Artifacts) == 0 || a == nil || b == nil || a.Record == nil || b.Record == nil {
 		return false
 	}
 	for _, f := range j.Build.Artifacts {
-		x, err1 := os.ReadFile(filepath.Join(a.Record.ArtifactDir, f))
-		y, err2 := os.ReadFile(filepath.Join(b.Record.ArtifactDir, f))
-		if err1 != nil || err2 != nil || !bytes.Equal(x, y) {
+		pa, pb := filepath.Join(a.Record.ArtifactDir, f), filepath.Join(b.Record.ArtifactDir, f)
+		x, err1 := os.ReadFile(pa)
+		y, err2 := os.ReadFile(pb)
+		if err1 != nil || err2 != nil {
+			return false
+		}
+		if bytes.Equal(x, y) {
+			continue
+		}
+		if same, err := layout.SameImage(pa, pb); err != nil || !same {
 			return false
 		}
 	}

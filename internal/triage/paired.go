@@ -155,6 +155,7 @@ func (e *engine) look(ctx context.Context, xs ...*pairedOutcome) error {
 		}
 		a, b := pairs(x.vals[0], x.vals[x.main])
 		x.d = stats.Decide(a, b, true, e.decideOptionsAt(k))
+		e.sameProgram(x)
 		e.logf("%s: %d runs each: %s (%s)", x.name, n, x.d.Decision, x.d.Reason)
 		e.record(x)
 		if err := e.save(ctx, fmt.Sprintf("%s, %d runs", x.name, n), nil); err != nil {

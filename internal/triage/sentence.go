@@ -49,7 +49,7 @@ func (e *engine) sentence() string {
 	case NoChange:
 		switch {
 		case e.byIdentity:
-			fmt.Fprintf(&b, "No change in %s: the two builds are byte-identical (the plain comparison shows %+.1f%%, %s).", m, pc.Change, e.plain.d.Decision)
+			fmt.Fprintf(&b, "No change in %s: the two builds load byte-identical code and data (the plain comparison shows %+.1f%%, %s).", m, pc.Change, e.plain.d.Decision)
 		case e.sweep != nil && e.sweep.outcome == OutcomeSame:
 			fmt.Fprintf(&b, "No change in %s beyond ±%g%%: %s.", m, e.opt.MinEffect, e.equivText())
 		case e.plain.d.Decision != stats.Same:
@@ -133,13 +133,16 @@ func (e *engine) equalizedText() string {
 		if !e.insp.dataMoved {
 			b.WriteString(", and no data object moved in its cache line")
 		} else {
-			fmt.Fprintf(&b, ", and restoring %s's offset keeps it (%+.1f%% against the base)", e.insp.padding.Symbol, e.restoreOut.d.Comparison.Change)
+			fmt.Fprintf(&b, ", and restoring %s's offset (%s) keeps it (%+.1f%% against the base)", e.restoreSymbol(), e.restoreName(), e.restoreOut.d.Comparison.Change)
 		}
 	} else {
-		fmt.Fprintf(&b, "with %s's offset restored the change is %+.1f%% (%.0f%% CI %+.1f%% to %+.1f%%)", e.insp.padding.Symbol, c.Change, 100*c.Confidence, c.Lo, c.Hi)
-		if !e.insp.textMoved {
+		fmt.Fprintf(&b, "with %s's offset restored (%s) the change is %+.1f%% (%.0f%% CI %+.1f%% to %+.1f%%)", e.restoreSymbol(), e.restoreName(), c.Change, 100*c.Confidence, c.Lo, c.Hi)
+		switch {
+		case e.textPatch():
+			b.WriteString(", and no data object moved in its cache line")
+		case !e.insp.textMoved:
 			b.WriteString(", and no function moved in its cache line")
-		} else {
+		default:
 			fmt.Fprintf(&b, ", and forced alignment keeps it (%+.1f%%)", e.forcedOut.d.Comparison.Change)
 		}
 	}
@@ -159,7 +162,7 @@ func (e *engine) equalSame(sep string) string {
 		parts = append(parts, fmt.Sprintf("the forced-alignment build (%+.1f%%)", e.forcedOut.d.Comparison.Change))
 	}
 	if e.restoreOut.same() {
-		parts = append(parts, fmt.Sprintf("the build with %s's offset restored (%+.1f%% against the base)", e.insp.padding.Symbol, e.restoreOut.d.Comparison.Change))
+		parts = append(parts, fmt.Sprintf("the build with %s's offset restored by %s (%+.1f%% against the base)", e.restoreSymbol(), e.restoreName(), e.restoreOut.d.Comparison.Change))
 	}
 	return strings.Join(parts, sep)
 }
@@ -167,11 +170,24 @@ func (e *engine) equalSame(sep string) string {
 // evidence lists the experiments that explain an alignment verdict.
 func (e *engine) evidence() []string {
 	var ev []string
-	p := e.insp.padding
 	if e.forcedOut.same() {
 		ev = append(ev, fmt.Sprintf("it vanishes when both commits are built with functions and loops aligned to 64 bytes (%+.1f%%)", e.forcedOut.d.Comparison.Change))
 	}
-	if e.restoreOut.same() {
+	if e.restoreOut.same() && e.usePatch() && e.insp.patch.identical {
+		sp := e.insp.patch.info
+		ev = append(ev, fmt.Sprintf("the source patch that puts back %d bytes at %s:%d (%s) makes the changed commit load the base build's code and data byte for byte, "+
+			"so the commit changes nothing in the build but that layout shift, which moved %s (the patched build measures like the base: %+.1f%%)",
+			sp.Bytes, sp.File, sp.Line, sp.Root, e.restoreSymbol(), e.restoreOut.d.Comparison.Change))
+	} else if e.restoreOut.same() && e.usePatch() {
+		sp := e.insp.patch.info
+		what := "address"
+		if !sp.Exact {
+			what = "offset mod 64"
+		}
+		ev = append(ev, fmt.Sprintf("the source patch that puts back %d bytes at %s:%d (%s), so that %s and everything after it in %s get back their base %s, gives back the base figure (%+.1f%% against the base)",
+			sp.Bytes, sp.File, sp.Line, sp.Root, e.restoreSymbol(), sp.Section, what, e.restoreOut.d.Comparison.Change))
+	} else if e.restoreOut.same() {
+		p := e.insp.padding
 		ev = append(ev, fmt.Sprintf("padding %d bytes into %s so that %s gets back its offset %d in its cache line gives back the base figure (%+.1f%% against the base)",
 			p.Bytes, p.Section, p.Symbol, p.OffA, e.restoreOut.d.Comparison.Change))
 	}
@@ -198,7 +214,7 @@ func (e *engine) failedEvidence() []string {
 		case !r.informative:
 			ev = append(ev, "the restore padding did not restore "+e.insp.padding.Symbol+"'s offset")
 		case !r.same():
-			ev = append(ev, fmt.Sprintf("restoring %s's offset leaves %+.1f%% against the base (%s)", e.insp.padding.Symbol, r.d.Comparison.Change, r.d.Decision))
+			ev = append(ev, fmt.Sprintf("restoring %s's offset (%s) leaves %+.1f%% against the base (%s)", e.restoreSymbol(), e.restoreName(), r.d.Comparison.Change, r.d.Decision))
 		}
 	}
 	return ev
@@ -235,16 +251,29 @@ func (e *engine) settle() []string {
 			out = append(out, fmt.Sprintf("the layouts spread the figure by %.0f%%, too much to bound the change with %d layouts; a profile (perfbot layout diff --profile) would point at the hot symbol to restore", max(sw.lc.SensitivityBase, sw.lc.SensitivityChanged), sw.layouts))
 		}
 	}
-	if e.insp.padding == nil && e.plain.different() {
+	if e.insp.padding == nil && !e.insp.patchable && e.plain.different() {
 		out = append(out, "no symbol changed its offset in its cache line, so there was nothing to restore")
-	} else if e.insp.restoreErr != nil && !e.insp.identical {
+	} else if e.insp.restoreErr != nil && !e.insp.identical && !e.usePatch() {
 		out = append(out, "no restore experiment: "+e.insp.restoreErr.Error())
 	}
 	if e.forcedOut.different() && e.restoreOut.different() && e.forcedOut.sign() == e.restoreOut.sign() && e.equalized() == nil {
-		out = append(out, fmt.Sprintf("forced alignment (%+.1f%%) and the restore padding (%+.1f%%) both keep a change: likely a real change that alignment distorts in the plain build",
-			e.forcedOut.d.Comparison.Change, e.restoreOut.d.Comparison.Change))
+		out = append(out, fmt.Sprintf("forced alignment (%+.1f%%) and the restore by %s (%+.1f%%) both keep a change: likely a real change that alignment distorts in the plain build",
+			e.forcedOut.d.Comparison.Change, e.restoreName(), e.restoreOut.d.Comparison.Change))
 	}
 	return out
+}
+
+// restoreName names what the restore experiment builds: the source patch
+// at its spot, or the padding of a section.
+func (e *engine) restoreName() string {
+	if e.usePatch() {
+		sp := e.insp.patch.info
+		return fmt.Sprintf("the source patch at %s:%d", sp.File, sp.Line)
+	}
+	if p := e.insp.padding; p != nil {
+		return fmt.Sprintf("%d bytes of padding in %s", p.Bytes, p.Section)
+	}
+	return "no restore"
 }
 
 func abs(x float64) float64 {

@@ -43,6 +43,21 @@ type simModel struct {
 	// that ignores the preset); restoreBroken makes the restore padding
 	// miss its symbol.
 	knobsIgnored, restoreBroken bool
+	// noPatch: the layout diff names no root change a source patch can
+	// undo (a reordering, a shift from another section); patchBroken:
+	// the patched build does not get the layout back, so it is not
+	// measured. padResidue is the log effect of the restore padding on
+	// the padded build beyond the suspect's offset (the padding moves
+	// everything else in the section); the source patch has none.
+	noPatch, patchBroken bool
+	padResidue           float64
+	// patchIdentical: the commit's only change to the build is the
+	// layout shift (an unused object removed), so the patched build loads
+	// the base's bytes when code is 0. script is a real log effect outside
+	// the artifacts (a script or data file the commit changed), present
+	// in every build of the changed commit, the patched one included.
+	patchIdentical bool
+	script         float64
 	// dataBlind hides the data shift from the layout diff (an object it
 	// cannot see: an anonymous constant, the heap).
 	dataBlind bool
@@ -110,7 +125,9 @@ func (s *simLab) value(t target) float64 {
 		dc += m.dataShift
 	}
 	setup := t.setup
-	if m.knobsIgnored || (setup == restoreSetup && m.restoreBroken) {
+	// A source patch changes the source: it reaches builds that ignore
+	// the knobs.
+	if (m.knobsIgnored && setup != patchSetup) || (setup == restoreSetup && m.restoreBroken) {
 		setup = plainSetup
 	}
 	switch setup {
@@ -122,7 +139,7 @@ func (s *simLab) value(t target) float64 {
 	case layoutSetup:
 		tc += t.layout
 		dc += t.layout
-	case restoreSetup:
+	case restoreSetup, patchSetup:
 		if s.padKind() == layout.Func {
 			tc = m.baseText
 		} else {
@@ -130,8 +147,11 @@ func (s *simLab) value(t target) float64 {
 		}
 	}
 	x := m.text[mod4(tc)] + m.data[mod4(dc)] + s.noise()
+	if setup == restoreSetup {
+		x += m.padResidue
+	}
 	if t.changed {
-		x += m.code
+		x += m.code + m.script
 	}
 	return 10 * math.Exp(x)
 }
@@ -270,7 +290,24 @@ func (s *simLab) inspect(context.Context) (*inspection, error) {
 	}
 	in.restore = job.Variant{Name: "restore", Env: map[string]string{"PAD": "1"}}
 	in.control = job.Variant{Name: "control", Env: map[string]string{"PAD": ""}}
+	in.patchable, in.patchKind = !m.noPatch, in.padding.Kind
 	return in, nil
+}
+
+func (s *simLab) sourcePatch(context.Context) (*srcPatch, error) {
+	kind := s.padKind()
+	sym := "hot_data"
+	if kind == layout.Func {
+		sym = "hot_loop"
+	}
+	p := &srcPatch{kind: kind, symbol: sym, ok: !s.m.patchBroken, identical: !s.m.patchBroken && s.m.patchIdentical && s.m.code == 0,
+		variant: job.Variant{Name: patchName, Env: map[string]string{"PAD": ""}, Patch: "diff --git a/x.c b/x.c\n"},
+		control: job.Variant{Name: "control", Env: map[string]string{"PAD": ""}},
+		info:    &SourcePatch{Root: "removed x (.bss)", Suspect: sym, File: "x.c", Line: 3, Section: ".bss", Bytes: 16, Exact: true, Restored: !s.m.patchBroken}}
+	if s.m.patchBroken {
+		p.info.Check = "not restored: .bss: 0 of 3 symbols from the spot on are back at their base address"
+	}
+	return p, nil
 }
 
 func (s *simLab) forced() job.Variant {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/perfbot/perfbot/internal/job"
 )
 
 // TestSimulatedPaths checks the sentences and notes of particular paths.
@@ -40,6 +42,7 @@ func TestSimulatedPaths(t *testing.T) {
 			}
 		}
 		m.knobsIgnored = true
+		m.noPatch = true
 		res, _ := simTriage(t, m, 2)
 		if res.Verdict != Inconclusive {
 			t.Fatalf("verdict %s (%s), want inconclusive: the layouts are all the plain build", res.Verdict, res.Sentence)
@@ -47,6 +50,14 @@ func TestSimulatedPaths(t *testing.T) {
 		notes := strings.Join(res.Notes, "\n")
 		if !strings.Contains(notes, "ignores the preset's knobs") || !strings.Contains(notes, "--preset") {
 			t.Errorf("notes do not say the build ignores the knobs and what to do:\n%s", notes)
+		}
+		// A source patch changes the source, which such a build compiles:
+		// it restores the layout where the knobs cannot.
+		m.noPatch = false
+		res, _ = simTriage(t, m, 2)
+		if res.Verdict != DataAlignment || !slices.Equal(res.DecidedBy, []ExperimentName{PlainExperiment, RestoreExperiment}) ||
+			!strings.Contains(res.Sentence, "the source patch that puts back 16 bytes at x.c:3") {
+			t.Errorf("with a source patch: verdict %s, decided by %v (%s); want data-alignment from the patched build", res.Verdict, res.DecidedBy, res.Sentence)
 		}
 	})
 
@@ -59,17 +70,88 @@ func TestSimulatedPaths(t *testing.T) {
 			}
 		}
 		m.restoreBroken = true
-		res, _ := simTriage(t, m, 3)
+		// The source patch was made but does not give the layout back: it
+		// is reported, not measured, and the padding is used instead.
+		m.patchBroken = true
+		res, lab := simTriage(t, m, 3)
 		if res.Verdict != Inconclusive {
 			t.Fatalf("verdict %s (%s), want inconclusive", res.Verdict, res.Sentence)
 		}
 		if !strings.Contains(res.Sentence, "did not restore") || len(res.Notes) == 0 {
 			t.Errorf("sentence %q, notes %q: want the failed restore and what would settle it", res.Sentence, res.Notes)
 		}
+		if notes := strings.Join(res.Notes, "\n"); !strings.Contains(notes, "the source patch (removed x (.bss) at x.c:3) was not measured: the patched build does not have the base's layout back (not restored:") {
+			t.Errorf("notes do not say why the source patch was not measured:\n%s", notes)
+		}
+		if res.SourcePatch == nil || res.SourcePatch.Restored {
+			t.Errorf("Result.SourcePatch %+v: want the patch, not restored", res.SourcePatch)
+		}
+		if len(lab.runs[target{changed: true, setup: patchSetup, variant: job.Variant{Name: patchName, Env: map[string]string{"PAD": ""}, Patch: "diff --git a/x.c b/x.c\n"}}.key()]) != 0 {
+			t.Error("the patched build that does not restore the layout was measured")
+		}
 		for _, x := range res.Experiments {
 			if x.Name == "layout-sweep" && len(x.Layouts) != 16 {
 				t.Errorf("the sweep stopped at %d layouts; it should grow to 16 before giving up", len(x.Layouts))
 			}
+		}
+	})
+
+	t.Run("build ignores the knobs, code moved: the text source patch decides both ways", func(t *testing.T) {
+		m := quiet
+		m.textShift = 1
+		m.knobsIgnored = true
+		m.text = slowClass(m.baseText+1, 1.4)
+		res, _ := simTriage(t, m, 6)
+		if res.Verdict != TextAlignment || !slices.Equal(res.DecidedBy, []ExperimentName{PlainExperiment, RestoreExperiment}) {
+			t.Errorf("text artifact: verdict %s decided by %v (%s); want text-alignment from the patched build", res.Verdict, res.DecidedBy, res.Sentence)
+		}
+		// A real change the patch keeps, with no data moved: real.
+		m.text = [4]float64{}
+		m.code = math.Log(1.25)
+		res, _ = simTriage(t, m, 7)
+		if res.Verdict != RealRegression || !slices.Equal(res.DecidedBy, []ExperimentName{RestoreExperiment}) ||
+			!strings.Contains(res.Sentence, "and no data object moved in its cache line") {
+			t.Errorf("real change: verdict %s decided by %v (%s); want a real regression from the patched build", res.Verdict, res.DecidedBy, res.Sentence)
+		}
+		// With data moved too, a text patch that keeps the change is no
+		// evidence: data alignment may explain it.
+		m.code = 0
+		m.dataShift = 1
+		m.data = dataSlow(m.baseData, 1.3)
+		res, _ = simTriage(t, m, 8)
+		if res.Verdict.Real() {
+			t.Errorf("data artifact with code moved too: verdict %s (%s); a text patch does not rule data out", res.Verdict, res.Sentence)
+		}
+	})
+
+	t.Run("patched build loads the base's bytes: decided at the first look, unless it sees a change", func(t *testing.T) {
+		m := simModel{noise: 0.04, baseText: 1, baseData: 0, aligned: 0}
+		m.dataShift = 1
+		m.data = dataSlow(m.baseData, 1.3)
+		m.patchIdentical = true
+		res, lab := simTriage(t, m, 9)
+		var reason string
+		for _, x := range res.Experiments {
+			if x.Name == RestoreExperiment {
+				reason = x.Reason
+			}
+		}
+		if res.Verdict != DataAlignment || lab.taken != 30 || !strings.Contains(reason, "it is the base program") ||
+			!strings.Contains(res.Sentence, "load the base build's code and data byte for byte") {
+			t.Errorf("verdict %s after %d runs, restore %q (%s); want data-alignment at the first look, by identity", res.Verdict, lab.taken, reason, res.Sentence)
+		}
+		// A real change outside the artifacts (a script) is in the patched
+		// build's runs too: no decision by identity, and a real verdict.
+		m.script = math.Log(1.15)
+		m.data = [4]float64{}
+		res, _ = simTriage(t, m, 9)
+		for _, x := range res.Experiments {
+			if x.Name == RestoreExperiment && strings.Contains(x.Reason, "base program") {
+				t.Errorf("a change in a script passed for none: %s", x.Reason)
+			}
+		}
+		if res.Verdict != RealRegression {
+			t.Errorf("script change: verdict %s (%s), want real-regression", res.Verdict, res.Sentence)
 		}
 	})
 
@@ -141,7 +223,7 @@ func TestSimulatedEqualizers(t *testing.T) {
 		m.data = slowClass(m.baseData, 1.2)
 		res, _ := simTriage(t, m, 12)
 		if res.Verdict != RealRegression || !slices.Equal(res.DecidedBy, []ExperimentName{RestoreExperiment, SweepExperiment}) ||
-			!strings.Contains(res.Sentence, "offset restored the change is +") {
+			!strings.Contains(res.Sentence, "offset restored (the source patch at x.c:3) the change is +") {
 			t.Errorf("verdict %s, decided by %v, sentence %q; want a real regression from the restore and the sweep", res.Verdict, res.DecidedBy, res.Sentence)
 		}
 	})

@@ -23,7 +23,10 @@ type scenario struct {
 	name        string
 	want        Verdict
 	adversarial bool
-	model       func(r *rand.Rand) simModel
+	// floor is the least share of right verdicts (0: 90 %); a known limit
+	// of the design has a lower one, and inconclusive for the rest.
+	floor float64
+	model func(r *rand.Rand) simModel
 }
 
 // simBase draws the parts every scenario shares: the noise of a stretch of
@@ -54,17 +57,17 @@ func dataSlow(c int, f float64) [4]float64 {
 }
 
 var scenarios = []scenario{
-	{"identical builds", NoChange, false, func(r *rand.Rand) simModel {
+	{"identical builds", NoChange, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.identical = true
 		return m
 	}},
-	{"code moved, no effect anywhere", NoChange, false, func(r *rand.Rand) simModel {
+	{"code moved, no effect anywhere", NoChange, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.textShift = 1 + r.Intn(3)
 		return m
 	}},
-	{"code moved, other offsets slow", NoChange, false, func(r *rand.Rand) simModel {
+	{"code moved, other offsets slow", NoChange, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.textShift = 2
 		// The two commits' classes are fast; the other two are slow, so
@@ -73,12 +76,12 @@ var scenarios = []scenario{
 		m.text[mod4(m.baseText+3)] = math.Log(1.3)
 		return m
 	}},
-	{"data moved, no effect", NoChange, false, func(r *rand.Rand) simModel {
+	{"data moved, no effect", NoChange, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.dataShift = 1 + r.Intn(3)
 		return m
 	}},
-	{"text alignment artifact", TextAlignment, false, func(r *rand.Rand) simModel {
+	{"text alignment artifact", TextAlignment, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.textShift = 1 + r.Intn(3)
 		m.aligned = m.baseText + 1 + r.Intn(3) // any class; both commits share it
@@ -86,7 +89,7 @@ var scenarios = []scenario{
 		m.text = slowClass(m.baseText+m.textShift, 1.2+0.3*r.Float64())
 		return m
 	}},
-	{"text artifact, data moved too", TextAlignment, false, func(r *rand.Rand) simModel {
+	{"text artifact, data moved too", TextAlignment, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.textShift = 1 + r.Intn(3)
 		m.dataShift = 1 + r.Intn(3)
@@ -94,71 +97,71 @@ var scenarios = []scenario{
 		m.text = slowClass(m.baseText+m.textShift, 1.2+0.3*r.Float64())
 		return m
 	}},
-	{"data alignment artifact", DataAlignment, false, func(r *rand.Rand) simModel {
+	{"data alignment artifact", DataAlignment, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.dataShift = 1 + 2*r.Intn(2) // 16 or 48 bytes: flips the offset mod 32
 		m.data = dataSlow(m.baseData, 1.2+0.3*r.Float64())
 		return m
 	}},
-	{"real regression, nothing moved", RealRegression, false, func(r *rand.Rand) simModel {
+	{"real regression, nothing moved", RealRegression, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.code = math.Log(1.15 + 0.25*r.Float64())
 		return m
 	}},
-	{"real regression, code moved", RealRegression, false, func(r *rand.Rand) simModel {
+	{"real regression, code moved", RealRegression, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.code = math.Log(1.25 + 0.1*r.Float64())
 		m.textShift = 1 + r.Intn(3)
 		m.text = slowClass(r.Intn(4), 1.1)
 		return m
 	}},
-	{"real regression, data moved", RealRegression, false, func(r *rand.Rand) simModel {
+	{"real regression, data moved", RealRegression, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.code = math.Log(1.2 + 0.15*r.Float64())
 		m.dataShift = 1 + r.Intn(3)
 		m.data = slowClass(r.Intn(4), 1.1)
 		return m
 	}},
-	{"small real regression, noisy host", RealRegression, false, func(r *rand.Rand) simModel {
+	{"small real regression, noisy host", RealRegression, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.traceScale = 2
 		m.code = math.Log(1.10 + 0.05*r.Float64())
 		return m
 	}},
-	{"real improvement", RealImprovement, false, func(r *rand.Rand) simModel {
+	{"real improvement", RealImprovement, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.code = -math.Log(1.15 + 0.25*r.Float64())
 		return m
 	}},
-	{"real regression hidden by alignment", RealRegression, false, func(r *rand.Rand) simModel {
+	{"real regression hidden by alignment", RealRegression, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.code = math.Log(1.2)
 		m.textShift = 1
 		m.text = slowClass(m.baseText, 1.2) // the base was slow, the changed commit moved out of it
 		return m
 	}},
-	{"real regression hidden, strong layout effect", RealRegression, false, func(r *rand.Rand) simModel {
+	{"real regression hidden, strong layout effect", RealRegression, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.code = math.Log(1.3)
 		m.textShift = 1
 		m.text = slowClass(m.baseText, 1.43)
 		return m
 	}},
-	{"masked: plain -9 %, real +50 %", RealRegression, false, func(r *rand.Rand) simModel {
+	{"masked: plain -9 %, real +50 %", RealRegression, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.code = math.Log(1.5)
 		m.textShift = 1 + r.Intn(3)
 		m.text = slowClass(m.baseText, 1.65)
 		return m
 	}},
-	{"real regression hidden by data alignment", RealRegression, false, func(r *rand.Rand) simModel {
+	{"real regression hidden by data alignment", RealRegression, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.code = math.Log(1.2)
 		m.dataShift = 1
 		m.data = slowClass(m.baseData, 1.2)
 		return m
 	}},
-	{"adversarial: data artifact the layout diff misses", DataAlignment, true, func(r *rand.Rand) simModel {
+	{"adversarial: data artifact the layout diff misses", DataAlignment, true, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.dataShift = 1 + 2*r.Intn(2)
 		m.data = dataSlow(m.baseData, 1.2+0.3*r.Float64())
@@ -168,12 +171,70 @@ var scenarios = []scenario{
 		}
 		return m
 	}},
-	{"adversarial: forced alignment misses the text shift", TextAlignment, true, func(r *rand.Rand) simModel {
+	{"adversarial: forced alignment misses the text shift", TextAlignment, true, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.textShift = 1 + r.Intn(3)
 		m.alignMiss = m.textShift
 		m.aligned = m.baseText
 		m.text = slowClass(m.baseText+m.textShift, 1.2+0.3*r.Float64())
+		return m
+	}},
+	// The restore padding moves the whole section, not only the suspect:
+	// in the demo the padded build is about 2 % slower than the base. The
+	// source patch puts the base's layout back, with no residue; where
+	// none can be made, or it does not restore, the padding is measured,
+	// and its residue leaves about a quarter of such triages inconclusive
+	// (docs/triage.md, Limits): a known limit, held to 60 %. (Last, so
+	// that the scenarios before them keep their random draws.)
+	{"data artifact, padding residue 2 %", DataAlignment, false, 0, func(r *rand.Rand) simModel {
+		m := simBase(r)
+		m.dataShift = 1 + 2*r.Intn(2)
+		m.data = dataSlow(m.baseData, 1.2+0.3*r.Float64())
+		m.padResidue = math.Log(1.02)
+		return m
+	}},
+	{"data artifact, residue 2 %, no source patch", DataAlignment, false, 0.6, func(r *rand.Rand) simModel {
+		m := simBase(r)
+		m.dataShift = 1 + 2*r.Intn(2)
+		m.data = dataSlow(m.baseData, 1.2+0.3*r.Float64())
+		m.padResidue = math.Log(1.02)
+		m.noPatch = true
+		return m
+	}},
+	{"data artifact, residue 2 %, patch does not restore", DataAlignment, false, 0.6, func(r *rand.Rand) simModel {
+		m := simBase(r)
+		m.dataShift = 1 + 2*r.Intn(2)
+		m.data = dataSlow(m.baseData, 1.2+0.3*r.Float64())
+		m.padResidue = math.Log(1.02)
+		m.patchBroken = true
+		return m
+	}},
+	{"real regression, data moved, residue 2 %", RealRegression, false, 0, func(r *rand.Rand) simModel {
+		m := simBase(r)
+		m.code = math.Log(1.2 + 0.15*r.Float64())
+		m.dataShift = 1 + r.Intn(3)
+		m.data = slowClass(r.Intn(4), 1.1)
+		m.padResidue = math.Log(1.02)
+		return m
+	}},
+	// An unused object removed: the patched build loads the base's code
+	// and data, so the restore is decided by identity once its first look
+	// agrees. The guard: a real change outside the artifacts (a script),
+	// which the patched build has too, must not pass for none.
+	{"data artifact, unused object removed (patched = base)", DataAlignment, false, 0, func(r *rand.Rand) simModel {
+		m := simBase(r)
+		m.dataShift = 1 + 2*r.Intn(2)
+		m.data = dataSlow(m.baseData, 1.2+0.3*r.Float64())
+		m.padResidue = math.Log(1.02)
+		m.patchIdentical = true
+		return m
+	}},
+	{"unused object removed, real +8-15 % in a script", RealRegression, false, 0, func(r *rand.Rand) simModel {
+		m := simBase(r)
+		m.dataShift = 1 + r.Intn(3)
+		m.data = slowClass(r.Intn(4), 1.1)
+		m.patchIdentical = true
+		m.script = math.Log(1.08 + 0.07*r.Float64())
 		return m
 	}},
 }
@@ -199,7 +260,7 @@ func simCases(t *testing.T) int {
 // change is not real is a false positive, anything else where it is real
 // a false negative. Both rates must stay under 5 %, each scenario's own
 // verdict must be right in at least 90 % of its cases (adversarial ones
-// excepted) and never the opposite direction. It prints, per scenario,
+// excepted, known limits at their floor) and never the opposite direction. It prints, per scenario,
 // the verdicts and the runs against the fixed design's. The figures in
 // docs/triage.md come from
 //
@@ -251,8 +312,12 @@ func TestSimulatedErrorRates(t *testing.T) {
 		}
 		t.Logf("%-48s want %-16s right %5.1f%%  runs mean %5.1f median %3.0f p90 %3.0f  fixed %3.0f  over half %4.1f%%  %s",
 			sc.name, sc.want, 100*right, mean(runs), quantile(runs, 0.5), quantile(runs, 0.9), mean(fixed), 100*float64(over)/float64(cases), verdictCounts(counts))
-		if right < 0.90 && !sc.adversarial {
-			t.Errorf("%s: right verdict in %.1f%% of %d cases, want >= 90%% (%v)", sc.name, 100*right, cases, counts)
+		floor := sc.floor
+		if floor == 0 {
+			floor = 0.9
+		}
+		if right < floor && !sc.adversarial {
+			t.Errorf("%s: right verdict in %.1f%% of %d cases, want >= %.0f%% (%v)", sc.name, 100*right, cases, 100*floor, counts)
 		}
 	}
 	fp := float64(falseReal) / float64(notRealN)
@@ -295,15 +360,16 @@ func verdictCounts(c map[Verdict]int) string {
 
 // simDesignFromEnv sets the looks' design from $PERFBOT_TRIAGE_DESIGN
 // (words, applied in order: doubling for the old looks at 10, 20, 40 at
-// Options.Alpha each; spend, finer, finest, obf; agree=LEVEL), to compare
+// Options.Alpha each; spend, finer, finest, obf; agree=LEVEL; nopatch for
+// the restore by padding only, as before the source patch), to compare
 // designs.
 func simDesignFromEnv(t *testing.T) {
 	v := os.Getenv("PERFBOT_TRIAGE_DESIGN")
 	if v == "" {
 		return
 	}
-	old, oldAgree := design, agreeLevel
-	t.Cleanup(func() { design, agreeLevel = old, oldAgree })
+	old, oldAgree, oldPatches := design, agreeLevel, usePatches
+	t.Cleanup(func() { design, agreeLevel, usePatches = old, oldAgree, oldPatches })
 	for _, w := range strings.Split(v, ",") {
 		switch {
 		case w == "doubling":
@@ -316,11 +382,13 @@ func simDesignFromEnv(t *testing.T) {
 			design.finest = true
 		case w == "obf":
 			design.spending = stats.OBrienFlemingSpending
+		case w == "nopatch":
+			usePatches = false
 		case strings.HasPrefix(w, "agree="):
 			agreeLevel, _ = strconv.ParseFloat(strings.TrimPrefix(w, "agree="), 64)
 		default:
 			t.Fatalf("PERFBOT_TRIAGE_DESIGN: unknown word %q", w)
 		}
 	}
-	t.Logf("design %+v, agree level %v", design, agreeLevel)
+	t.Logf("design %+v, agree level %v, source patches %v", design, agreeLevel, usePatches)
 }

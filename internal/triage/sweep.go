@@ -102,7 +102,7 @@ func (e *engine) runSweep(ctx context.Context, n int) error {
 	if e.lab.sameBuild(ts[1], ts[3]) {
 		sw.noEffect = true
 		sw.outcome = OutcomeUninformative
-		note := fmt.Sprintf("the layout builds are byte-identical to the plain build (%s): the build ignores the preset's knobs, so the sweep says nothing", vs[1].Name)
+		note := fmt.Sprintf("the layout builds load the same code and data as the plain build (%s): the build ignores the preset's knobs, so the sweep says nothing", vs[1].Name)
 		exp.Reason = note
 		e.res.Notes = append(e.res.Notes, note)
 	}

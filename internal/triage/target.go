@@ -21,6 +21,7 @@ const (
 	layoutSetup               // layout k of the sweep (k >= 1; layout 0 is plain)
 	controlSetup              // the restore experiment's unpadded builds
 	restoreSetup              // the changed commit with the restore padding
+	patchSetup                // the changed commit with the source patch
 )
 
 // target is one build to measure: a commit under a variant.
@@ -44,7 +45,7 @@ func (t target) String() string {
 
 // key identifies the target's runs.
 func (t target) key() string {
-	return fmt.Sprintf("%v/%s/%v", t.changed, t.variant.Name, t.variant.Env)
+	return fmt.Sprintf("%v/%s/%v/%s", t.changed, t.variant.Name, t.variant.Env, t.variant.Key())
 }
 
 // inspection is what the layout diff of the two plain builds says.
@@ -61,7 +62,15 @@ type inspection struct {
 	// of the same size; restoreErr says why there are none.
 	restore, control job.Variant
 	restoreErr       error
-	notes            []string
+	// patchable is true when the layout diff names a root change that a
+	// source patch can undo for the restore's suspect (of patchKind);
+	// patchTried once preparePatch ran, and patch is its result (nil when
+	// none was made).
+	patchable  bool
+	patchKind  layout.Kind
+	patchTried bool
+	patch      *srcPatch
+	notes      []string
 }
 
 // lab builds and measures targets; the real one uses packages build,
@@ -85,10 +94,14 @@ type lab interface {
 	// forced is the forced-alignment variant, layouts the sweep's.
 	forced() job.Variant
 	layouts(n int) []job.Variant
-	// sameBuild reports whether two built targets produced byte-identical
+	// sameBuild reports whether two built targets produced identical
 	// artifacts (false when unknown).
 	sameBuild(a, b target) bool
 	// checkRestore says, after the restore target was built, whether the
 	// padding restored the symbol's offset ("" when it did or cannot tell).
 	checkRestore(ctx context.Context, t target, p *layout.Padding) string
+	// sourcePatch makes, builds and checks the source patch for the
+	// restore's suspect (inspection.patchable); the patch says why when it
+	// cannot be used. Only the context's end is an error.
+	sourcePatch(ctx context.Context) (*srcPatch, error)
 }

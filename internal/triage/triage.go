@@ -130,6 +130,11 @@ type Result struct {
 	Suspects []Suspect
 	// Padding describes the restore padding, when one was proposed.
 	Padding string
+	// SourcePatch is the source patch that undoes the root change behind
+	// the restore's suspect, when triage made one: measured as the restore
+	// experiment's third column when it gave the layout back
+	// (SourcePatch.Restored), else only reported.
+	SourcePatch *SourcePatch
 	// Notes say what the triage could not do, and for an inconclusive
 	// verdict what would settle it.
 	Notes []string

@@ -56,7 +56,7 @@ func (e *engine) decidedBy() []ExperimentName {
 		if e.realBy == e.forcedOut && e.insp.dataMoved {
 			out = append(out, RestoreExperiment)
 		}
-		if e.realBy == e.restoreOut && e.insp.textMoved {
+		if e.realBy == e.restoreOut && e.insp.textMoved && !e.textPatch() {
 			out = append(out, ForcedExperiment)
 		}
 		if e.sweep != nil && !e.sweep.noEffect {
@@ -93,7 +93,7 @@ func (e *engine) realChange() (pct float64, what string) {
 		if x == e.forcedOut {
 			return x.d.Comparison.Change, "under forced alignment"
 		}
-		return x.d.Comparison.Change, "with " + e.insp.padding.Symbol + "'s offset restored"
+		return x.d.Comparison.Change, "with " + e.restoreSymbol() + "'s offset restored (" + e.restoreName() + ")"
 	}
 	return e.sweep.lc.Change, fmt.Sprintf("across %d layouts", e.sweep.lc.Layouts)
 }

@@ -69,10 +69,7 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if cfg.Log == nil {
 		cfg.Log = func(string, ...any) {}
 	}
-	if err := Migrate(ctx, cfg.Pool); err != nil {
-		return nil, err
-	}
-	ws, err := openWorkspace(cfg.Dir, cfg.Pool)
+	ws, err := migrateAndOpen(ctx, cfg.Pool, cfg.Dir)
 	if err != nil {
 		return nil, err
 	}

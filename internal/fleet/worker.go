@@ -75,10 +75,7 @@ func NewWorker(ctx context.Context, cfg WorkerConfig) (*Worker, error) {
 	if cfg.Log == nil {
 		cfg.Log = func(string, ...any) {}
 	}
-	if err := Migrate(ctx, cfg.Pool); err != nil {
-		return nil, err
-	}
-	ws, err := openWorkspace(cfg.Dir, cfg.Pool)
+	ws, err := migrateAndOpen(ctx, cfg.Pool, cfg.Dir)
 	if err != nil {
 		return nil, err
 	}

@@ -242,3 +242,13 @@ func writeFile(path string, data []byte) error {
 	}
 	return os.Rename(tmp, path)
 }
+
+// migrateAndOpen brings the fleet's database to this perfbot's schema and
+// opens the process's workspace in dir: what a server and a worker both
+// do first.
+func migrateAndOpen(ctx context.Context, pool *pgxpool.Pool, dir string) (*workspace, error) {
+	if err := Migrate(ctx, pool); err != nil {
+		return nil, err
+	}
+	return openWorkspace(dir, pool)
+}

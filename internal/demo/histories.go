@@ -25,26 +25,10 @@ func planBisect(n int, seed uint64) []step {
 			break
 		}
 	}
-	t := baseTree()
-	s := []step{baseStep(t)}
-	for i := 1; i < n; i++ {
-		t = t.clone()
-		var st step
-		switch i {
-		case realAt:
-			st = realStep(t, false)
-		case textAt:
-			st = textStep(t)
-		case brokenAt:
-			st = brokenStep(t)
-		case brokenAt + 1:
-			st = fixStep(t)
-		default:
-			st = quietStep(t, i, rng)
-		}
-		s = append(s, st)
-	}
-	return s
+	return assemble(n, rng, map[int]func(*tree) step{
+		realAt: func(t *tree) step { return realStep(t, false) }, textAt: textStep,
+		brokenAt: brokenStep, brokenAt + 1: fixStep,
+	})
 }
 
 // planWatch plans n commits for perfbot watch's figures: the base, then
@@ -64,26 +48,25 @@ func planWatch(n int, seed uint64) []step {
 			break
 		}
 	}
+	return assemble(n, rng, map[int]func(*tree) step{
+		realAt: func(t *tree) step { return realStep(t, false) }, textAt: textStep, dataAt: dataStep,
+		brokenAt: brokenStep, brokenAt + 1: fixStep,
+	})
+}
+
+// assemble makes the n commits of a history: the base, then at each
+// position the planted step placed there, or a quiet commit drawn from
+// rng (in position order, so a seed's history is always the same).
+func assemble(n int, rng *rand.Rand, planted map[int]func(*tree) step) []step {
 	t := baseTree()
 	s := []step{baseStep(t)}
 	for i := 1; i < n; i++ {
 		t = t.clone()
-		var st step
-		switch i {
-		case realAt:
-			st = realStep(t, false)
-		case textAt:
-			st = textStep(t)
-		case dataAt:
-			st = dataStep(t)
-		case brokenAt:
-			st = brokenStep(t)
-		case brokenAt + 1:
-			st = fixStep(t)
-		default:
-			st = quietStep(t, i, rng)
+		if plant, ok := planted[i]; ok {
+			s = append(s, plant(t))
+		} else {
+			s = append(s, quietStep(t, i, rng))
 		}
-		s = append(s, st)
 	}
 	return s
 }

@@ -111,7 +111,7 @@ func (w *workspace) git(ctx context.Context, what string, args ...string) error 
 	for _, a := range args {
 		cmd += " " + job.ShellQuote(a)
 	}
-	res, err := run.Exec(ctx, run.Spec{Command: cmd, Dir: w.dir, CPU: -1, StdoutPath: log, StderrPath: log})
+	res, err := run.Exec(ctx, run.Spec{Command: cmd, Dir: w.dir, Env: gitrev.Env(), CPU: -1, StdoutPath: log, StderrPath: log})
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}

@@ -196,7 +196,7 @@ func gitIn(ctx context.Context, dir string, in io.Reader, args ...string) (strin
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
 	cmd.Stdin = in
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	cmd.Env = Env()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -207,4 +207,23 @@ func gitIn(ctx context.Context, dir string, in io.Reader, args ...string) (strin
 		return stdout.String(), fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
 	}
 	return stdout.String(), nil
+}
+
+// Env is the environment perfbot runs git in: its own, without the
+// variables that point git at a repository (a hook's GIT_DIR,
+// GIT_WORK_TREE or GIT_INDEX_FILE would turn a worktree's checkout, clean
+// or apply onto the user's repository), never prompting, in the C locale.
+// Other GIT_* settings (GIT_SSH_COMMAND, say) are kept.
+func Env() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+			"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_PREFIX":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
 }

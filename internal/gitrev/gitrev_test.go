@@ -123,3 +123,22 @@ func TestWorktree(t *testing.T) {
 		t.Errorf("Open of a non-repository: no error")
 	}
 }
+
+// TestEnvIgnoresHookVariables: a GIT_DIR in perfbot's environment (a git
+// hook's) does not redirect perfbot's git commands to that repository.
+func TestEnvIgnoresHookVariables(t *testing.T) {
+	mine, other := testutil.NewGitRepo(t), testutil.NewGitRepo(t)
+	want := mine.Commit("mine", map[string]string{"a.txt": "mine\n"})
+	other.Commit("other", map[string]string{"b.txt": "other\n"})
+	t.Setenv("GIT_DIR", filepath.Join(other.Dir, ".git"))
+	t.Setenv("GIT_WORK_TREE", other.Dir)
+	ctx := context.Background()
+	r, err := Open(ctx, mine.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := r.Resolve(ctx, "HEAD")
+	if err != nil || c.Hash != want {
+		t.Fatalf("HEAD with a hook's GIT_DIR set = %s, %v; want this repository's %s", c.Hash, err, want)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -49,7 +50,10 @@ func SameLayout(a, b *Binary) error {
 // information included) with the same name, type, address, size and
 // contents. Two builds that differ only in their debug information (the
 // build folder's path in DWARF) or symbol tables do; an error says that a
-// file is not ELF.
+// file is not ELF. The loadable segments (PT_LOAD) must match too; a file
+// without section headers (sstrip, strip --strip-section-headers) is
+// compared by its segments' bytes, so two different programs never pass
+// for one.
 func SameImage(a, b string) (bool, error) {
 	fa, err := elf.Open(a)
 	if err != nil {
@@ -73,7 +77,24 @@ func SameImage(a, b string) (bool, error) {
 		}
 		return out
 	}
+	pa, pb := loads(fa), loads(fb)
+	if len(pa) != len(pb) {
+		return false, nil
+	}
+	for i, x := range pa {
+		y := pb[i]
+		if x.Vaddr != y.Vaddr || x.Memsz != y.Memsz || x.Filesz != y.Filesz || x.Flags != y.Flags {
+			return false, nil
+		}
+	}
 	sa, sb := loaded(fa), loaded(fb)
+	if len(sa) == 0 || len(sb) == 0 {
+		// No section headers to compare: the loaded bytes themselves.
+		if len(sa) != len(sb) || len(pa) == 0 {
+			return false, nil
+		}
+		return sameSegments(fa, fb, pa, pb)
+	}
 	if len(sa) != len(sb) {
 		return false, nil
 	}
@@ -92,6 +113,45 @@ func SameImage(a, b string) (bool, error) {
 		dy, err := y.Data()
 		if err != nil {
 			return false, err
+		}
+		if !bytes.Equal(dx, dy) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// loads returns a file's loadable segments.
+func loads(f *elf.File) []*elf.Prog {
+	var out []*elf.Prog
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// sameSegments compares the file bytes of two files' loadable segments,
+// leaving out the ELF header (it holds the section header table's offset,
+// which debug information moves).
+func sameSegments(fa, fb *elf.File, pa, pb []*elf.Prog) (bool, error) {
+	ehdr := uint64(64)
+	if fa.Class == elf.ELFCLASS32 {
+		ehdr = 52
+	}
+	for i, x := range pa {
+		y := pb[i]
+		dx, err := io.ReadAll(x.Open())
+		if err != nil {
+			return false, err
+		}
+		dy, err := io.ReadAll(y.Open())
+		if err != nil {
+			return false, err
+		}
+		if x.Off == 0 && y.Off == 0 && uint64(len(dx)) >= ehdr && uint64(len(dy)) >= ehdr {
+			dx, dy = dx[ehdr:], dy[ehdr:]
 		}
 		if !bytes.Equal(dx, dy) {
 			return false, nil

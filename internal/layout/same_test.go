@@ -84,3 +84,38 @@ func readFile(t *testing.T, p string) []byte {
 	}
 	return b
 }
+
+// TestSameImageNoSectionHeaders: two different programs whose section
+// headers were stripped (e_shoff, e_shnum, e_shstrndx zeroed, as sstrip
+// does) are not one image, though they have the same entry point; the
+// same program stripped so is.
+func TestSameImageNoSectionHeaders(t *testing.T) {
+	testutil.NeedTool(t, "gcc")
+	build := func(name, ret string) string {
+		// Each in a folder of its own, from prog.c: one source built
+		// twice gives the same bytes (its GNU build ID included).
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "prog.c"), []byte("int main(void) { return "+ret+"; }\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name)
+		runCmd(t, dir, "gcc", "-O2", "-o", name, "prog.c")
+		b := readFile(t, p)
+		// ELF64: e_shoff at 0x28 (8 bytes), e_shnum at 0x3c, e_shstrndx at 0x3e.
+		for i := 0x28; i < 0x30; i++ {
+			b[i] = 0
+		}
+		b[0x3c], b[0x3d], b[0x3e], b[0x3f] = 0, 0, 0, 0
+		if err := os.WriteFile(p, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	one, two, one2 := build("one", "1"), build("two", "2"), build("one2", "1")
+	if got, err := SameImage(one, two); err != nil || got {
+		t.Errorf("SameImage(return 1, return 2) without section headers = %v, %v; want false", got, err)
+	}
+	if got, err := SameImage(one, one2); err != nil || !got {
+		t.Errorf("SameImage of one program built twice without section headers = %v, %v; want true", got, err)
+	}
+}

@@ -69,6 +69,8 @@ func TestRedactURL(t *testing.T) {
 		"postgres://u:hunter2@db:notaport/perf",
 		"host=db user=u password=hunter2 dbname=perf",
 		"postgres://u:hunter2@db/perf?sslmode=bogus",
+		"postgres://u@db/perf?sslpassword=hunter2",
+		"postgres://u@db/perf?PASSWORD=hunter2",
 	} {
 		if got := RedactURL(in); strings.Contains(got, "hunter2") {
 			t.Errorf("RedactURL(%q) = %q: the password shows", in, got)

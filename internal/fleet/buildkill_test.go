@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -60,8 +59,8 @@ func TestFleetBuildKilled(t *testing.T) {
 			if j.State != rivertype.JobStateRunning || a.Commit != slow || len(j.AttemptedBy) == 0 {
 				continue
 			}
-			machine, pid := clientOf(t, j.AttemptedBy[len(j.AttemptedBy)-1])
-			if w := ws[machine]; w == nil || w.Process.Pid != pid {
+			machine, instance := clientOf(t, j.AttemptedBy[len(j.AttemptedBy)-1])
+			if w := ws[machine]; w == nil || serving(t, f, machine) != fmt.Sprint(w.Process.Pid, " ", instance) {
 				t.Fatalf("build job %d attempted by %s: no such worker", j.ID, j.AttemptedBy)
 			}
 			if !named(procsUnder(filepath.Join(f.dir, machine)), "sleep") {
@@ -170,18 +169,28 @@ func TestFleetBuildKilled(t *testing.T) {
 	}
 }
 
-// clientOf parses a worker's River client ID: worker.<machine>.<pid>.
-func clientOf(t *testing.T, id string) (string, int) {
+// clientOf parses a worker's River client ID: worker.<machine>.<instance>.
+func clientOf(t *testing.T, id string) (string, string) {
 	rest, ok := strings.CutPrefix(id, "worker.")
 	i := strings.LastIndexByte(rest, '.')
 	if !ok || i < 0 {
 		t.Fatalf("client %q is not a worker", id)
 	}
-	pid, err := strconv.Atoi(rest[i+1:])
+	return rest[:i], rest[i+1:]
+}
+
+// serving says which process serves machine: "<pid> <instance>".
+func serving(t *testing.T, f *fixture, machine string) string {
+	ms, _, err := fleet.Machines(context.Background(), f.pool, "")
 	if err != nil {
-		t.Fatalf("client %q: %v", id, err)
+		t.Fatal(err)
 	}
-	return rest[:i], pid
+	for _, m := range ms {
+		if m.ID == machine {
+			return fmt.Sprint(m.PID, " ", m.Instance)
+		}
+	}
+	return ""
 }
 
 // procsUnder lists the processes ("pid name") whose working directory is

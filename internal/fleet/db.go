@@ -81,6 +81,11 @@ CREATE TABLE IF NOT EXISTS perfbot_fleet_claims (
 	claimed timestamptz NOT NULL,
 	PRIMARY KEY (job, commit_hash, variant, idx)
 );
+-- The worker process serving each machine: a random ID per process
+-- (River's client ID ends with it), its host, and its heartbeat interval.
+ALTER TABLE perfbot_fleet_machines ADD COLUMN IF NOT EXISTS instance text NOT NULL DEFAULT '';
+ALTER TABLE perfbot_fleet_machines ADD COLUMN IF NOT EXISTS host text NOT NULL DEFAULT '';
+ALTER TABLE perfbot_fleet_machines ADD COLUMN IF NOT EXISTS beat_ms bigint NOT NULL DEFAULT 5000;
 `
 
 // Migrate brings River's tables and the fleet's up to date, one process
@@ -120,35 +125,78 @@ type Machine struct {
 	CPU         int
 	Calibration string
 	PID         int
-	Started     time.Time
-	Heartbeat   time.Time
+	// Instance is the worker process's random ID (its River client ID
+	// ends with it), Host its host, Beat its heartbeat interval.
+	Instance  string
+	Host      string
+	Beat      time.Duration
+	Started   time.Time
+	Heartbeat time.Time
 }
 
-// register records m (again, after a restart) with a fresh heartbeat.
+// Fresh is how many of its heartbeat intervals a worker's heartbeat
+// stays fresh: while it is, no other process may register the machine
+// (register), which a worker started again after a crash waits out.
+const Fresh = 3
+
+// register records m (again, after a restart) with a fresh heartbeat. It
+// refuses when another process instance serves the machine and its
+// heartbeat is fresh (within Fresh of its intervals): two live workers
+// with one machine name would take each other's jobs for a dead
+// worker's.
 func register(ctx context.Context, pool *pgxpool.Pool, m Machine) error {
-	_, err := pool.Exec(ctx, `INSERT INTO perfbot_fleet_machines
-		(id, class, cpu_model, cpus, kernel, compiler, cpu, calibration, pid, started, heartbeat)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now(), now())
+	var id string
+	err := pool.QueryRow(ctx, `INSERT INTO perfbot_fleet_machines AS m
+		(id, class, cpu_model, cpus, kernel, compiler, cpu, calibration, pid, instance, host, beat_ms, started, heartbeat)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, now(), now())
 		ON CONFLICT (id) DO UPDATE SET class = $2, cpu_model = $3, cpus = $4, kernel = $5, compiler = $6,
-			cpu = $7, calibration = $8, pid = $9, started = now(), heartbeat = now()`,
-		m.ID, m.Class, m.CPUModel, m.CPUs, m.Kernel, m.Compiler, m.CPU, m.Calibration, m.PID)
-	return err
+			cpu = $7, calibration = $8, pid = $9, instance = $10, host = $11, beat_ms = $12, started = now(), heartbeat = now()
+		WHERE m.instance = $10 OR m.heartbeat <= now() - m.beat_ms * $13 * interval '1 millisecond'
+		RETURNING id`,
+		m.ID, m.Class, m.CPUModel, m.CPUs, m.Kernel, m.Compiler, m.CPU, m.Calibration, m.PID,
+		m.Instance, m.Host, m.Beat.Milliseconds(), Fresh).Scan(&id)
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return err
+	}
+	var pid int
+	var host string
+	var age, beat float64
+	if err := pool.QueryRow(ctx, `SELECT pid, host, extract(epoch from now() - heartbeat), beat_ms / 1000.0
+		FROM perfbot_fleet_machines WHERE id = $1`, m.ID).Scan(&pid, &host, &age, &beat); err != nil {
+		return err
+	}
+	return fmt.Errorf("machine %s is already served by pid %d on host %s (its last heartbeat %.1fs ago): "+
+		"start one worker per machine name (--machine), or, if that worker is gone, start this one again after %.0fs without its heartbeat",
+		m.ID, pid, host, age, Fresh*beat)
 }
 
-// heartbeat says that machine id is alive.
-func heartbeat(ctx context.Context, pool *pgxpool.Pool, id string) error {
-	tag, err := pool.Exec(ctx, `UPDATE perfbot_fleet_machines SET heartbeat = now() WHERE id = $1`, id)
-	if err == nil && tag.RowsAffected() == 0 {
-		err = fmt.Errorf("machine %s is not registered", id)
+// errReplaced says another worker process now serves the machine.
+var errReplaced = errors.New("another worker process has registered this machine")
+
+// heartbeat says that machine id is alive, served by process instance.
+func heartbeat(ctx context.Context, pool *pgxpool.Pool, id, instance string) error {
+	tag, err := pool.Exec(ctx, `UPDATE perfbot_fleet_machines SET heartbeat = now() WHERE id = $1 AND instance = $2`, id, instance)
+	if err != nil || tag.RowsAffected() > 0 {
+		return err
 	}
-	return err
+	var pid int
+	var host string
+	err = pool.QueryRow(ctx, `SELECT pid, host FROM perfbot_fleet_machines WHERE id = $1`, id).Scan(&pid, &host)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("machine %s is not registered", id)
+	case err != nil:
+		return err
+	}
+	return fmt.Errorf("machine %s: %w (pid %d on host %s)", id, errReplaced, pid, host)
 }
 
 // Machines lists the registered machines, of class when it is not "".
 // Age is measured by the database's clock, so the machines' clocks need
 // not agree.
 func Machines(ctx context.Context, pool *pgxpool.Pool, class string) ([]Machine, []time.Duration, error) {
-	rows, err := pool.Query(ctx, `SELECT id, class, cpu_model, cpus, kernel, compiler, cpu, calibration, pid, started, heartbeat,
+	rows, err := pool.Query(ctx, `SELECT id, class, cpu_model, cpus, kernel, compiler, cpu, calibration, pid, instance, host, beat_ms,
+			started, heartbeat,
 			extract(epoch from now() - heartbeat)
 		FROM perfbot_fleet_machines WHERE $1 = '' OR class = $1 ORDER BY id`, class)
 	if err != nil {
@@ -160,10 +208,12 @@ func Machines(ctx context.Context, pool *pgxpool.Pool, class string) ([]Machine,
 	for rows.Next() {
 		var m Machine
 		var age float64
+		var beat int64
 		if err := rows.Scan(&m.ID, &m.Class, &m.CPUModel, &m.CPUs, &m.Kernel, &m.Compiler, &m.CPU, &m.Calibration,
-			&m.PID, &m.Started, &m.Heartbeat, &age); err != nil {
+			&m.PID, &m.Instance, &m.Host, &beat, &m.Started, &m.Heartbeat, &age); err != nil {
 			return nil, nil, err
 		}
+		m.Beat = time.Duration(beat) * time.Millisecond
 		ms = append(ms, m)
 		ages = append(ages, time.Duration(age*float64(time.Second)))
 	}

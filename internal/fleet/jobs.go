@@ -1,10 +1,11 @@
 package fleet
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -47,27 +48,39 @@ func DefaultMachine() string {
 	return s
 }
 
-// workerClientID is the River client ID of the worker of machine running
-// as process pid: River records it in a job's attempted_by, which is how
-// the server finds the machine and process taking a job (workerOf).
-func workerClientID(machine string, pid int) string { return fmt.Sprintf("worker.%s.%d", machine, pid) }
+// workerClientID is the River client ID of the worker of machine whose
+// process is instance (newInstance): River records it in a job's
+// attempted_by, which is how the server finds the machine and process
+// taking a job (workerOf).
+func workerClientID(machine, instance string) string { return "worker." + machine + "." + instance }
 
-// workerOf returns the machine and process of a worker's River client ID
-// (false for another client: the server's).
-func workerOf(clientID string) (machine string, pid int, ok bool) {
+// instanceRE is what an instance ID is: newInstance's hex digits.
+var instanceRE = regexp.MustCompile(`^[0-9a-f]+$`)
+
+// newInstance returns a random ID for this worker process: a process
+// started again gets another one even where its pid repeats (pid 1 in a
+// container).
+func newInstance() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read does not fail
+	return hex.EncodeToString(b[:])
+}
+
+// workerOf returns the machine and process instance of a worker's River
+// client ID (false for another client: the server's).
+func workerOf(clientID string) (machine, instance string, ok bool) {
 	rest, ok := strings.CutPrefix(clientID, "worker.")
 	if !ok {
-		return "", 0, false
+		return "", "", false
 	}
 	i := strings.LastIndexByte(rest, '.')
 	if i < 0 {
-		return "", 0, false
+		return "", "", false
 	}
-	pid, err := strconv.Atoi(rest[i+1:])
-	if err != nil || CheckName("machine", rest[:i]) != nil {
-		return "", 0, false
+	if !instanceRE.MatchString(rest[i+1:]) || CheckName("machine", rest[:i]) != nil {
+		return "", "", false
 	}
-	return rest[:i], pid, true
+	return rest[:i], rest[i+1:], true
 }
 
 // MaxAttempts is how often a build, round or orchestration job is

@@ -41,28 +41,29 @@ func (c *Client) alive(ctx context.Context, id string) (bool, error) {
 // gone reports whether the worker taking the running job row is gone,
 // and names its machine: the machine has sent no heartbeat for DeadAfter
 // (it died, or it lost the database and cancelled the job), or its worker
-// was started again since it took the job (another process: the one that
-// took it was killed). River's attempted_by says which worker process
+// was started again since it took the job (another process instance: the
+// one that took it was killed; instances are random IDs, not pids, which
+// repeat in containers). River's attempted_by says which worker process
 // took the job (workerClientID); a job that is not running, or was taken
 // by another client, is not gone.
 func (c *Client) gone(ctx context.Context, row *rivertype.JobRow) (string, bool, error) {
 	if row.State != rivertype.JobStateRunning || len(row.AttemptedBy) == 0 {
 		return "", false, nil
 	}
-	machine, pid, ok := workerOf(row.AttemptedBy[len(row.AttemptedBy)-1])
+	machine, instance, ok := workerOf(row.AttemptedBy[len(row.AttemptedBy)-1])
 	if !ok {
 		return "", false, nil
 	}
 	var age float64
-	var registered int
-	err := c.Pool.QueryRow(ctx, `SELECT extract(epoch from now() - heartbeat), pid FROM perfbot_fleet_machines WHERE id = $1`,
+	var registered string
+	err := c.Pool.QueryRow(ctx, `SELECT extract(epoch from now() - heartbeat), instance FROM perfbot_fleet_machines WHERE id = $1`,
 		machine).Scan(&age, &registered)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return machine, false, nil
 	} else if err != nil {
 		return "", false, err
 	}
-	return machine, time.Duration(age*float64(time.Second)) >= c.DeadAfter || registered != pid, nil
+	return machine, time.Duration(age*float64(time.Second)) >= c.DeadAfter || registered != instance, nil
 }
 
 // pick chooses the machine of a measurement's rounds: the machine kept

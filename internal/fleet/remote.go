@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -265,10 +266,12 @@ func (r *Remote) Execute(context.Context, measure.Task) (*store.RunRecord, error
 
 // ExecuteRounds queues every round on one machine of the class (the
 // machine of the measurement's session, if it has one) and waits for them.
-// When that machine dies (no heartbeat for DeadAfter), or its worker is
-// started again in the middle of a round, the rounds it had not finished are cancelled there and queued again, with the same runs,
-// on a live machine (another one, or the same once it is back); the runs
-// of each round come from one machine.
+// When that machine dies (no heartbeat for DeadAfter), the rounds it had
+// not finished are cancelled there and queued again, with the same runs,
+// on a live machine (another one, or the same once it is back); when only
+// its worker was started again, the rounds the earlier process had taken
+// are queued again on it (follow). The runs of each round come from one
+// machine.
 func (r *Remote) ExecuteRounds(ctx context.Context, rounds [][]measure.Task, done func(int, []*store.RunRecord) error) error {
 	if len(rounds) == 0 {
 		return nil
@@ -294,7 +297,7 @@ func (r *Remote) ExecuteRounds(ctx context.Context, rounds [][]measure.Task, don
 			r.c.release(machine, len(pending))
 			return err
 		}
-		left, err := r.follow(ctx, ids, pending, machine, done)
+		left, err := r.follow(ctx, rounds, ids, pending, session, machine, &moves, done)
 		if err != nil {
 			return err
 		}
@@ -317,7 +320,7 @@ func (r *Remote) ExecuteRounds(ctx context.Context, rounds [][]measure.Task, don
 		}
 		if len(left) > 0 {
 			moves++
-			r.c.Log("machine %s stopped answering (or its worker was restarted in the middle of a round): %d of its %d unfinished rounds are queued again on a live machine of class %s (the others it had stored whole)",
+			r.c.Log("machine %s stopped answering: %d of its %d unfinished rounds are queued again on a live machine of class %s (the others it had stored whole)",
 				machine, len(pending), len(left), r.class)
 		}
 	}
@@ -351,31 +354,42 @@ func (r *Remote) queue(ctx context.Context, rounds [][]measure.Task, pending []i
 
 // follow waits for the round jobs ids (rounds pending) on machine and
 // hands each finished round to done. It returns the rounds left when the
-// machine died, or its worker was started again in the middle of a round
-// (the round's job would wait for River's rescuer, after its timeout),
-// after cancelling their jobs.
-func (r *Remote) follow(ctx context.Context, ids []int64, pending []int, machine string, done func(int, []*store.RunRecord) error) ([]int, error) {
-	open := slices.Clone(ids)
+// machine died, after cancelling their jobs.
+//
+// When the machine lives but its worker was started again (another
+// process instance: [Client.gone]), only the rounds whose job the gone
+// process had taken are cancelled; each is handed to done when that
+// process stored it whole, else queued again on the machine (Move one
+// higher), and followed with the others: the rounds waiting in the queue,
+// and the round the new process is taking, are left as they are.
+func (r *Remote) follow(ctx context.Context, rounds [][]measure.Task, ids []int64, pending []int, session, machine string,
+	moves *int, done func(int, []*store.RunRecord) error) ([]int, error) {
+	open := map[int64]int{} // job id -> its round
+	for k, id := range ids {
+		open[id] = pending[k]
+	}
 	defer func() { r.c.release(machine, len(open)) }()
 	t := time.NewTicker(r.c.Poll)
 	defer t.Stop()
 	for len(open) > 0 {
-		restarted := false // the machine's worker was started again while it took a round
-		for _, id := range slices.Clone(open) {
+		var gone []int64 // jobs taken by a process of the machine that is gone
+		for _, id := range slices.Sorted(maps.Keys(open)) {
 			row, err := r.c.River.JobGet(ctx, id)
 			if err != nil {
 				return nil, err
 			}
 			if row.FinalizedAt == nil {
-				_, gone, err := r.c.gone(ctx, row)
+				_, g, err := r.c.gone(ctx, row)
 				if err != nil {
 					return nil, err
 				}
-				restarted = restarted || gone
+				if g {
+					gone = append(gone, id)
+				}
 				continue
 			}
-			i := pending[slices.Index(ids, id)]
-			open = slices.DeleteFunc(open, func(x int64) bool { return x == id })
+			i := open[id]
+			delete(open, id)
 			r.c.release(machine, 1)
 			if row.State != rivertype.JobStateCompleted {
 				// Its run numbers are free again for a later measurement.
@@ -397,24 +411,73 @@ func (r *Remote) follow(ctx context.Context, ids []int64, pending []int, machine
 		}
 		if alive, err := r.c.alive(ctx, machine); err != nil {
 			return nil, err
-		} else if !alive || restarted {
+		} else if !alive {
 			var left []int
-			for _, id := range open {
-				left = append(left, pending[slices.Index(ids, id)])
+			for _, id := range slices.Sorted(maps.Keys(open)) {
+				left = append(left, open[id])
 				if _, err := r.c.River.JobCancel(ctx, id); err != nil {
 					return nil, err
 				}
 			}
+			slices.Sort(left)
 			return left, nil
+		}
+		if len(gone) > 0 {
+			if err := r.requeue(ctx, rounds, open, gone, session, machine, moves, done); err != nil {
+				return nil, err
+			}
 		}
 		select {
 		case <-ctx.Done():
-			r.withdraw(open)
+			r.withdraw(slices.Collect(maps.Keys(open)))
 			return nil, ctx.Err()
 		case <-t.C:
 		}
 	}
 	return nil, nil
+}
+
+// requeue cancels the round jobs gone of open, taken by a worker process
+// of the live machine that is gone (it was started again), and queues
+// those rounds again there, except those it stored whole, which go to
+// done. open is updated to follow the new jobs.
+func (r *Remote) requeue(ctx context.Context, rounds [][]measure.Task, open map[int64]int, gone []int64, session, machine string,
+	moves *int, done func(int, []*store.RunRecord) error) error {
+	var again []int
+	for _, id := range gone {
+		i := open[id]
+		delete(open, id)
+		if _, err := r.c.River.JobCancel(ctx, id); err != nil {
+			return err
+		}
+		recs, err := r.stored(ctx, rounds[i], machine)
+		if err != nil {
+			return err
+		}
+		if recs != nil {
+			r.c.release(machine, 1)
+			if err := done(i, recs); err != nil {
+				return err
+			}
+			continue
+		}
+		again = append(again, i)
+	}
+	r.c.Log("the worker of machine %s was started again: %d of the %d rounds its earlier process had taken are queued again there (the others it had stored whole); its other rounds stay as they are",
+		machine, len(again), len(gone))
+	if len(again) == 0 {
+		return nil
+	}
+	*moves++
+	ids, err := r.queue(ctx, rounds, again, session, machine, *moves)
+	if err != nil {
+		r.c.release(machine, len(again))
+		return err
+	}
+	for k, id := range ids {
+		open[id] = again[k]
+	}
+	return nil
 }
 
 // withdraw cancels the round jobs of ids that no machine has started, when

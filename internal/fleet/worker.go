@@ -46,9 +46,10 @@ type WorkerConfig struct {
 // Worker takes the builds of its class and the rounds pinned to its
 // machine, one at a time, holding the machine's measuring lock for each.
 type Worker struct {
-	cfg   WorkerConfig
-	ws    *workspace
-	river *river.Client[pgx.Tx]
+	cfg      WorkerConfig
+	instance string // this process's random ID (newInstance)
+	ws       *workspace
+	river    *river.Client[pgx.Tx]
 
 	busy sync.Mutex // one job at a time on this machine
 
@@ -79,12 +80,12 @@ func NewWorker(ctx context.Context, cfg WorkerConfig) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Worker{cfg: cfg, ws: ws}
+	w := &Worker{cfg: cfg, ws: ws, instance: newInstance()}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &buildWorker{w: w})
 	river.AddWorker(workers, &roundWorker{w: w})
 	w.river, err = river.NewClient(riverpgxv5.New(cfg.Pool), &river.Config{
-		ID: workerClientID(cfg.Machine, os.Getpid()),
+		ID: workerClientID(cfg.Machine, w.instance),
 		Queues: map[string]river.QueueConfig{
 			ClassQueue(cfg.Class):     {MaxWorkers: 1},
 			MachineQueue(cfg.Machine): {MaxWorkers: 1},
@@ -104,7 +105,9 @@ func NewWorker(ctx context.Context, cfg WorkerConfig) (*Worker, error) {
 		ws.Close()
 		return nil, err
 	}
-	if err := register(ctx, cfg.Pool, describe(cfg)); err != nil {
+	m := describe(cfg)
+	m.Instance = w.instance
+	if err := register(ctx, cfg.Pool, m); err != nil {
 		ws.Close()
 		return nil, fmt.Errorf("registering machine %s: %w", cfg.Machine, err)
 	}
@@ -113,7 +116,9 @@ func NewWorker(ctx context.Context, cfg WorkerConfig) (*Worker, error) {
 
 // describe is what the machine's record says about it.
 func describe(cfg WorkerConfig) Machine {
-	m := Machine{ID: cfg.Machine, Class: cfg.Class, CPUs: runtime.NumCPU(), CPU: cfg.CPU, Calibration: cfg.Calibration, PID: os.Getpid()}
+	m := Machine{ID: cfg.Machine, Class: cfg.Class, CPUs: runtime.NumCPU(), CPU: cfg.CPU, Calibration: cfg.Calibration,
+		PID: os.Getpid(), Beat: cfg.Heartbeat}
+	m.Host, _ = os.Hostname()
 	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, line := range strings.Split(string(data), "\n") {
 			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
@@ -134,7 +139,9 @@ func describe(cfg WorkerConfig) Machine {
 
 // Run works jobs until ctx ends, then stops the client, cancelling the
 // job in progress (its run dies with everything it started; River gives
-// the job to another worker).
+// the job to another worker). It stops the same way, with an error, when
+// another worker process has registered the machine (this one had lost
+// the database for longer than its heartbeat stays fresh).
 func (w *Worker) Run(ctx context.Context) error {
 	defer w.ws.Close()
 	if err := w.river.Start(ctx); err != nil {
@@ -151,20 +158,29 @@ func (w *Worker) Run(ctx context.Context) error {
 			defer cancel()
 			return w.river.StopAndCancel(stop)
 		case <-t.C:
-			w.beat(ctx)
+			if err := w.beat(ctx); err != nil {
+				stop, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				_ = w.river.StopAndCancel(stop)
+				return fmt.Errorf("%w: this worker stops", err)
+			}
 		}
 	}
 }
 
 // beat sends a heartbeat. When it fails the database is lost: the job in
 // progress is cancelled (nothing it measures could be stored) and no new
-// one starts until a heartbeat gets through again.
-func (w *Worker) beat(ctx context.Context) {
+// one starts until a heartbeat gets through again. When another process
+// serves the machine now, beat returns that error.
+func (w *Worker) beat(ctx context.Context) error {
 	hctx, cancel := context.WithTimeout(ctx, w.cfg.Heartbeat)
-	err := heartbeat(hctx, w.cfg.Pool, w.cfg.Machine)
+	err := heartbeat(hctx, w.cfg.Pool, w.cfg.Machine, w.instance)
 	cancel()
 	if ctx.Err() != nil {
-		return
+		return nil
+	}
+	if errors.Is(err, errReplaced) {
+		return err
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -179,6 +195,7 @@ func (w *Worker) beat(ctx context.Context) {
 		w.lost = false
 		w.cfg.Log("the database answers again: taking jobs")
 	}
+	return nil
 }
 
 // begin starts a job on this machine: alone in the process and on the

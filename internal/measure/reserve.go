@@ -3,7 +3,6 @@ package measure
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/perfbot/perfbot/internal/store"
 )
@@ -14,8 +13,10 @@ import (
 // predecessor queued): it claims run numbers for a measurement's session,
 // atomically for every process, so that two measurements never take the
 // same run. [Measure] plans through it: with Options.WholeRounds it takes
-// the next run numbers it can claim for every target of a round (a round
-// of numbers another session claimed is skipped, not shared); otherwise it
+// the next run numbers it can claim for every target of a round, the
+// round's claims all or none (a round of which another session claimed
+// any run is skipped, and none of its runs is kept: a run number held by
+// a session that never takes it would be a hole for good); otherwise it
 // claims the run numbers the targets ask for and leaves those another
 // session claimed and has not stored to that session (they are stored by
 // it, or given up when its rounds are withdrawn).
@@ -25,9 +26,10 @@ import (
 // names the session that stored it (Claim.Retake).
 type Reserver interface {
 	RoundExecutor
-	// Reserve claims each of claims for session and reports, in order,
-	// which are the session's now.
-	Reserve(ctx context.Context, session string, claims []Claim) ([]bool, error)
+	// Reserve claims each group of claims for session, all of the group
+	// or none of it, and reports, in order, which groups are the
+	// session's now.
+	Reserve(ctx context.Context, session string, groups [][]Claim) ([]bool, error)
 }
 
 // Claim is one run number a measurement wants to take.
@@ -66,18 +68,18 @@ func (m *measurement) roundNumbers(ctx context.Context, s *stored, active []int,
 			idx = append(idx, cands...)
 			break
 		}
-		var claims []Claim
-		for _, r := range cands {
+		rounds := make([][]Claim, len(cands)) // each round's claims, all or none
+		for k, r := range cands {
 			for _, i := range active {
-				claims = append(claims, Claim{Key: m.key(i, r)})
+				rounds[k] = append(rounds[k], Claim{Key: m.key(i, r)})
 			}
 		}
-		ok, err := rv.Reserve(ctx, m.out.Session, claims)
+		ok, err := rv.Reserve(ctx, m.out.Session, rounds)
 		if err != nil {
 			return nil, fmt.Errorf("claiming run numbers: %w", err)
 		}
 		for k, r := range cands {
-			if !slices.Contains(ok[k*len(active):(k+1)*len(active)], false) {
+			if ok[k] {
 				idx = append(idx, r)
 			}
 		}
@@ -92,14 +94,14 @@ func (m *measurement) claim(ctx context.Context, s *stored, active []int, missin
 	if rv == nil || len(active) == 0 {
 		return active, missing, nil
 	}
-	var claims []Claim
+	var claims [][]Claim // each run number on its own
 	for k, i := range active {
 		for _, r := range missing[k] {
 			c := Claim{Key: m.key(i, r)}
 			if rec, ok := s.byTarget[i][r]; ok {
 				c.Retake = rec.Session
 			}
-			claims = append(claims, c)
+			claims = append(claims, []Claim{c})
 		}
 	}
 	ok, err := rv.Reserve(ctx, m.out.Session, claims)

@@ -57,6 +57,11 @@ type fixture struct {
 	repo    *testutil.GitRepo
 }
 
+// fixtureDeadAfter is the fixture server's DeadAfter: short, so that the
+// tests of dead machines are quick (no test here runs in parallel, so one
+// may change it for its own fixture).
+var fixtureDeadAfter = 3 * time.Second
+
 func newFixture(t *testing.T, runs, size int) *fixture {
 	t.Helper()
 	return newFixtureWith(t, runs, size, testutil.BenchMakefile, testutil.BenchMakefile)
@@ -100,7 +105,7 @@ metrics:
 	}
 	t.Cleanup(func() { f.results.Close() })
 	f.server, err = fleet.NewServer(ctx, fleet.ServerConfig{Pool: f.pool, Results: f.results, Dir: filepath.Join(f.dir, "server"),
-		DeadAfter: 3 * time.Second, Log: t.Logf})
+		DeadAfter: fixtureDeadAfter, Log: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}

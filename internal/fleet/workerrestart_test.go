@@ -23,6 +23,10 @@ import (
 // takes) alone: every cancelled round job is one the killed process took.
 func TestWorkerRestarted(t *testing.T) {
 	const runs = 3
+	// The restarted process must register before the machine counts as
+	// dead: a DeadAfter well beyond a loaded host's process start.
+	defer func(d time.Duration) { fixtureDeadAfter = d }(fixtureDeadAfter)
+	fixtureDeadAfter = 20 * time.Second
 	f := newFixture(t, runs, 3000000)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -48,7 +52,7 @@ func TestWorkerRestarted(t *testing.T) {
 	}
 	by := killed.AttemptedBy[len(killed.AttemptedBy)-1]
 	// The worker's heartbeat (500ms) stays fresh for 1.5 s: start it
-	// again as soon as that is over, well before DeadAfter (3 s).
+	// again as soon as that is over, well before DeadAfter (20 s here).
 	for {
 		ms, ages, err := fleet.Machines(ctx, f.pool, "test")
 		if err != nil {

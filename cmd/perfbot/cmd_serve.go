@@ -71,7 +71,7 @@ the fleet's queue, measured by the workers of --class.`,
 			if err != nil {
 				return fmt.Errorf("--addr %s: %w", addr, err)
 			}
-			mode := "read-only (set PERFBOT_TOKEN to allow changes)"
+			mode := "read-only: set PERFBOT_TOKEN to allow changes"
 			if cfg.Token != "" {
 				mode = "changes need the token in PERFBOT_TOKEN"
 			}

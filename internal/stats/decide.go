@@ -156,9 +156,9 @@ func Decide(a, b []float64, paired bool, opt DecideOptions) DecisionResult {
 		r.Reason = fmt.Sprintf("the %.0f%% interval of the change [%+.2f%%, %+.2f%%] lies within ±%.3g%%", 100*conf, c.Lo, c.Hi, bound)
 	case c.P < opt.Alpha:
 		r.Decision = Different
-		r.Reason = fmt.Sprintf("%s p=%.3g < %v, change %+.2f%%", c.Test, c.P, opt.Alpha, c.Change)
+		r.Reason = fmt.Sprintf("%s p=%.3g < %.3g, change %+.2f%%", c.Test, c.P, opt.Alpha, c.Change)
 	default:
-		r.Reason = fmt.Sprintf("%s p=%.3g >= %v and the %.0f%% interval [%+.2f%%, %+.2f%%] is not within ±%.3g%%", c.Test, c.P, opt.Alpha, 100*conf, c.Lo, c.Hi, bound)
+		r.Reason = fmt.Sprintf("%s p=%.3g >= %.3g and the %.0f%% interval [%+.2f%%, %+.2f%%] is not within ±%.3g%%", c.Test, c.P, opt.Alpha, 100*conf, c.Lo, c.Hi, bound)
 	}
 	if r.Decision == Unknown {
 		for _, n := range sched {

@@ -91,7 +91,7 @@ func (e *engine) runSweep(ctx context.Context, n int) error {
 	switch {
 	case sw.lc.Layouts >= 2 && sw.lc.Significant:
 		sw.outcome = OutcomeSignificant
-		exp.Reason = fmt.Sprintf("across %d layouts the change is %+.1f%% (%.0f%% CI %+.1f%% to %+.1f%%), p=%.3g < %v", sw.lc.Layouts, sw.lc.Change, 100*(1-e.opt.Alpha), sw.lc.Lo, sw.lc.Hi, sw.lc.P, e.opt.Alpha)
+		exp.Reason = fmt.Sprintf("across %d layouts the change is %+.1f%% (%.0f%% CI %+.1f%% to %+.1f%%), p=%.3g < %.3g", sw.lc.Layouts, sw.lc.Change, 100*(1-e.opt.Alpha), sw.lc.Lo, sw.lc.Hi, sw.lc.P, e.opt.Alpha)
 	case sw.eq.Layouts >= 2 && sw.eq.Lo > -bound && sw.eq.Hi < bound:
 		sw.outcome = OutcomeSame
 		exp.Reason = fmt.Sprintf("across %d layouts the %.0f%% interval of the change [%+.1f%%, %+.1f%%] lies within ±%g%%", sw.eq.Layouts, 100*(1-2*e.opt.Alpha), sw.eq.Lo, sw.eq.Hi, bound)

@@ -18,11 +18,7 @@ const maxBody = 64 << 10
 // a read-only server) and a JSON body.
 func (s *Server) write(do func(*http.Request) (int, any, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if err := s.authorize(r); err != nil {
-			if err.code == http.StatusUnauthorized {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="perfbot"`)
-			}
-			s.fail(w, r, err)
+		if !s.allowed(w, r) {
 			return
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), timeout)
@@ -35,6 +31,21 @@ func (s *Server) write(do func(*http.Request) (int, any, error)) http.HandlerFun
 		}
 		writeJSON(w, code, v)
 	}
+}
+
+// allowed checks a write's token and, when it is refused, answers it (a
+// 401 carries the bearer challenge); it reports whether the write may go
+// on.
+func (s *Server) allowed(w http.ResponseWriter, r *http.Request) bool {
+	err := s.authorize(r)
+	if err == nil {
+		return true
+	}
+	if err.code == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="perfbot"`)
+	}
+	s.fail(w, r, err)
+	return false
 }
 
 // authorize checks the request's bearer token against the server's.

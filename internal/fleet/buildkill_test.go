@@ -86,15 +86,8 @@ func TestFleetBuildKilled(t *testing.T) {
 		t.Errorf("10 s after %s was killed its processes are still running: %v", killed, left)
 	}
 
-	done, err := fleet.Await(ctx, f.server.River, row.ID, 200*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := awaitCompare(ctx, t, f.server.River, row.ID, 200*time.Millisecond)
 	t.Logf("the comparison completed %.1fs after the kill", time.Since(killedAt).Seconds())
-	var out fleet.CompareOutput
-	if err := json.Unmarshal(done.Output(), &out); err != nil {
-		t.Fatal(err)
-	}
 	if len(out.Rounds) != runs {
 		t.Errorf("compare gave rounds %v, want %d", out.Rounds, runs)
 	}

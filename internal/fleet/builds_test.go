@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/testutil"
 )
@@ -17,14 +18,7 @@ import (
 // otherwise.
 func TestFirstBuildWins(t *testing.T) {
 	ctx := context.Background()
-	pool, err := Connect(ctx, testutil.Postgres(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	if err := Migrate(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	pool := migratedPool(t)
 	blob := func(s string) string {
 		h, err := putBlob(ctx, pool, []byte(s))
 		if err != nil {
@@ -82,4 +76,20 @@ func TestFirstBuildWins(t *testing.T) {
 			t.Errorf("restored %q (%v), want %q", data, err, want)
 		}
 	}
+}
+
+// migratedPool connects to a fresh PostgreSQL database with the fleet's
+// schema, closed when the test ends.
+func migratedPool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	ctx := context.Background()
+	pool, err := Connect(ctx, testutil.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if err := Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	return pool
 }

@@ -2,7 +2,6 @@ package fleet_test
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"testing"
 	"time"
@@ -51,14 +50,7 @@ func TestConcurrentComparisons(t *testing.T) {
 	var sessions []string
 	var took []int // runs per commit each comparison took
 	for _, id := range ids {
-		done, err := fleet.Await(ctx, f.server.River, id, 100*time.Millisecond)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out fleet.CompareOutput
-		if err := json.Unmarshal(done.Output(), &out); err != nil {
-			t.Fatal(err)
-		}
+		out := awaitCompare(ctx, t, f.server.River, id, 100*time.Millisecond)
 		if len(out.Rounds) != runs || slices.Contains(out.Rounds, 1) {
 			t.Errorf("comparison %d: rounds %v, want %d without round 1 (its run of %.12s is the look's)", id, out.Rounds, runs, f.commits[1])
 		}

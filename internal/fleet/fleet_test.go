@@ -207,14 +207,7 @@ func TestFleetWorkerKilled(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 
-	done, err := fleet.Await(ctx, f.server.River, row.ID, 200*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out fleet.CompareOutput
-	if err := json.Unmarshal(done.Output(), &out); err != nil {
-		t.Fatal(err)
-	}
+	out := awaitCompare(ctx, t, f.server.River, row.ID, 200*time.Millisecond)
 	if len(out.Rounds) != runs {
 		t.Errorf("compare gave rounds %v, want %d", out.Rounds, runs)
 	}
@@ -420,4 +413,19 @@ func TestFleetBisectFigures(t *testing.T) {
 			})
 		}
 	}
+}
+
+// awaitCompare waits for comparison job id, polling every poll, and
+// returns its output; a failed job or a wait past ctx fails the test.
+func awaitCompare(ctx context.Context, t *testing.T, c *river.Client[pgx.Tx], id int64, poll time.Duration) fleet.CompareOutput {
+	t.Helper()
+	done, err := fleet.Await(ctx, c, id, poll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out fleet.CompareOutput
+	if err := json.Unmarshal(done.Output(), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/riverqueue/river/rivertype"
-
-	"github.com/perfbot/perfbot/internal/testutil"
 )
 
 // TestGone: the server takes a running job's worker for gone when its
@@ -20,14 +18,7 @@ import (
 // fresh; the first one's heartbeat then says it was replaced.
 func TestGone(t *testing.T) {
 	ctx := context.Background()
-	pool, err := Connect(ctx, testutil.Postgres(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	if err := Migrate(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	pool := migratedPool(t)
 	first := Machine{ID: "m-1", Class: "x", PID: 100, Host: "h1", Instance: "aa11", Beat: 5 * time.Second}
 	if err := register(ctx, pool, first); err != nil {
 		t.Fatal(err)
@@ -36,7 +27,7 @@ func TestGone(t *testing.T) {
 	// the same pid too (a container's pid 1).
 	second := first
 	second.Instance = "bb22"
-	err = register(ctx, pool, second)
+	err := register(ctx, pool, second)
 	if want := "machine m-1 is already served by pid 100 on host h1"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("a second process registering m-1: %v, want %q", err, want)
 	}

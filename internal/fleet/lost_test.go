@@ -145,14 +145,7 @@ func TestWorkerLosesDatabase(t *testing.T) {
 	t.Logf("the server cancelled the dead machine's rounds %.1fs after the database went away", time.Since(start).Seconds())
 	p.listen(p.addr)
 
-	done, err := fleet.Await(ctx, f.server.River, row.ID, 200*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out fleet.CompareOutput
-	if err := json.Unmarshal(done.Output(), &out); err != nil {
-		t.Fatal(err)
-	}
+	out := awaitCompare(ctx, t, f.server.River, row.ID, 200*time.Millisecond)
 	log, _ := os.ReadFile(filepath.Join(f.dir, "w1.log"))
 	for _, want := range []string{"lost the database", "the database answers again"} {
 		if !strings.Contains(string(log), want) {

@@ -2,7 +2,6 @@ package fleet_test
 
 import (
 	"context"
-	"encoding/json"
 	"path/filepath"
 	"testing"
 	"time"
@@ -53,14 +52,7 @@ func TestServerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s2.Stop(context.Background())
-	done, err := fleet.Await(ctx, s2.River, row.ID, 200*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out fleet.CompareOutput
-	if err := json.Unmarshal(done.Output(), &out); err != nil {
-		t.Fatal(err)
-	}
+	out := awaitCompare(ctx, t, s2.River, row.ID, 200*time.Millisecond)
 	if len(out.Rounds) != runs {
 		t.Errorf("rounds %v: want %d", out.Rounds, runs)
 	}

@@ -64,14 +64,7 @@ func TestWorkerRestarted(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	f.worker(t, "x1", 0)
-	done, err := fleet.Await(ctx, f.server.River, row.ID, 100*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out fleet.CompareOutput
-	if err := json.Unmarshal(done.Output(), &out); err != nil {
-		t.Fatal(err)
-	}
+	out := awaitCompare(ctx, t, f.server.River, row.ID, 100*time.Millisecond)
 	if len(out.Rounds) != runs {
 		t.Errorf("rounds %v: want %d", out.Rounds, runs)
 	}

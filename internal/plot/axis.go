@@ -117,3 +117,17 @@ func signedPercent(x float64) string {
 	}
 	return Percent(x)
 }
+
+// yGrid draws a grid line from left to right at each tick of the y scale
+// ys, labelled left of the axis with the precision the ticks' step needs.
+func (c *canvas) yGrid(ticks []float64, ys scale, left, right float64) {
+	step := 1.0
+	if len(ticks) > 1 {
+		step = ticks[1] - ticks[0]
+	}
+	for _, t := range ticks {
+		y := ys.at(t)
+		c.line(left, y, right, y, "grid")
+		c.text(left-6, y+4, "end", "tick", tickLabel(t, step))
+	}
+}

@@ -75,15 +75,7 @@ func Distribution(w io.Writer, groups []Group, opt DistOptions) error {
 	if opt.Standalone {
 		c.style()
 	}
-	step := 1.0
-	if len(ticks) > 1 {
-		step = ticks[1] - ticks[0]
-	}
-	for _, t := range ticks {
-		y := ys.at(t)
-		c.line(left, y, right, y, "grid")
-		c.text(left-6, y+4, "end", "tick", tickLabel(t, step))
-	}
+	c.yGrid(ticks, ys, left, right)
 	c.line(left, top, left, bottom, "axis")
 	c.line(left, bottom, right, bottom, "axis")
 	c.text(left, 15, "start", "ttl", opt.Title+unitSuffix(opt.Unit))

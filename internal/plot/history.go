@@ -127,15 +127,7 @@ func History(w io.Writer, s *history.Series, opt HistoryOptions) error {
 		c.style()
 	}
 	// Axes and grid.
-	step := 1.0
-	if len(ticks) > 1 {
-		step = ticks[1] - ticks[0]
-	}
-	for _, t := range ticks {
-		y := ys.at(t)
-		c.line(left, y, width-marginRight, y, "grid")
-		c.text(left-6, y+4, "end", "tick", tickLabel(t, step))
-	}
+	c.yGrid(ticks, ys, left, width-marginRight)
 	c.line(left, bottom, width-marginRight, bottom, "axis")
 	c.line(left, top, left, bottom, "axis")
 	c.text(left, 16, "start", "ttl", s.Metric+unitSuffix(s.Unit)+betterNote(s))

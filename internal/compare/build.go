@@ -195,10 +195,12 @@ func compareCells(baseRuns, curRuns []RunValue, base, cur []float64, paired bool
 	n := min(len(base), len(cur))
 	var why error
 	switch {
-	case 5*len(a) < 4*n && len(machinesOf(baseRuns, curRuns)) > 1:
-		why = fmt.Errorf("only %d of %d runs are interleaved pairs (runs of different machines never pair: %s): compared unpaired (Mann-Whitney), exposed to the machines' different speeds", len(a), n, strings.Join(machinesOf(baseRuns, curRuns), ", "))
 	case 5*len(a) < 4*n:
-		why = fmt.Errorf("only %d of %d runs are interleaved pairs (the others were taken in another session): compared unpaired (Mann-Whitney), exposed to drift between sessions", len(a), n)
+		if ms := machinesOf(baseRuns, curRuns); len(ms) > 1 {
+			why = fmt.Errorf("only %d of %d runs are interleaved pairs (runs of different machines never pair: %s): compared unpaired (Mann-Whitney), exposed to the machines' different speeds", len(a), n, strings.Join(ms, ", "))
+		} else {
+			why = fmt.Errorf("only %d of %d runs are interleaved pairs (the others were taken in another session): compared unpaired (Mann-Whitney), exposed to drift between sessions", len(a), n)
+		}
 	case stats.MinPairedP(len(a)) > alpha:
 		why = fmt.Errorf("%d pairs cannot reach p < %g with the signed-rank test (need %d): compared unpaired (Mann-Whitney)", len(a), alpha, stats.PairsNeeded(alpha))
 	default:
@@ -214,11 +216,18 @@ func machinesOf(runs ...[]RunValue) []string {
 	var ms []string
 	for _, rs := range runs {
 		for _, r := range rs {
-			if r.Pair.Machine != "" && !slices.Contains(ms, r.Pair.Machine) {
-				ms = append(ms, r.Pair.Machine)
-			}
+			ms = addMachine(ms, r.Pair.Machine)
 		}
 	}
-	slices.Sort(ms)
 	return ms
+}
+
+// addMachine adds machine m to the sorted set ms, unless it is "" (runs
+// that do not say) or there already.
+func addMachine(ms []string, m string) []string {
+	i, found := slices.BinarySearch(ms, m)
+	if m == "" || found {
+		return ms
+	}
+	return slices.Insert(ms, i, m)
 }

@@ -6,8 +6,6 @@
 package compare
 
 import (
-	"slices"
-
 	"github.com/perfbot/perfbot/internal/metric"
 	"github.com/perfbot/perfbot/internal/stats"
 )
@@ -45,12 +43,9 @@ func (t *Table) Machines() []string {
 	var ms []string
 	for _, c := range t.Columns {
 		for _, m := range c.Machines {
-			if !slices.Contains(ms, m) {
-				ms = append(ms, m)
-			}
+			ms = addMachine(ms, m)
 		}
 	}
-	slices.Sort(ms)
 	return ms
 }
 

@@ -113,10 +113,7 @@ func readLayout(ctx context.Context, st *store.Store, jobKey string, src Source,
 			continue
 		}
 		pair[r.Index] = &Pair{Machine: r.Machine, Session: r.Session, Round: round, Layout: k}
-		if r.Machine != "" && !slices.Contains(col.Machines, r.Machine) {
-			col.Machines = append(col.Machines, r.Machine)
-			slices.Sort(col.Machines)
-		}
+		col.Machines = addMachine(col.Machines, r.Machine)
 		col.Runs++
 		if r.Status != store.RunOK {
 			col.Failed++

@@ -113,12 +113,8 @@ the fleet's queue, measured by the workers of --class.`,
 // results store, queue, API and River's UI to the dashboard's cfg. stop
 // stops the server and closes what it opened.
 func serveFleet(ctx context.Context, a *app, cfg *dashboard.Config, db, class, dir string) (stop func(), err error) {
-	if dir == "" {
-		cache, err := os.UserCacheDir()
-		if err != nil {
-			return nil, fmt.Errorf("--dir: %w", err)
-		}
-		dir = filepath.Join(cache, "perfbot", "server")
+	if dir, err = fleet.LocalDir(dir, "server"); err != nil {
+		return nil, fmt.Errorf("--dir: %w", err)
 	}
 	var closers []func()
 	stop = func() {

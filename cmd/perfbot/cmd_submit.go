@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -74,11 +73,11 @@ perfbot bisect do; the exit status is theirs.`,
 			if err := json.Unmarshal(row.Output(), &out); err != nil {
 				return err
 			}
-			cache, err := os.UserCacheDir()
+			dir, err := fleet.LocalDir("", "submit")
 			if err != nil {
 				return err
 			}
-			st, err := fleet.OpenResults(cmd.Context(), f.db, filepath.Join(cache, "perfbot", "submit"))
+			st, err := fleet.OpenResults(cmd.Context(), f.db, dir)
 			if err != nil {
 				return err
 			}

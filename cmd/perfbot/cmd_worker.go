@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -45,12 +44,9 @@ the round or build in flight, which the fleet gives to another machine.`,
 			if f.machine == "" {
 				f.machine = fleet.DefaultMachine()
 			}
-			if f.dir == "" {
-				cache, err := os.UserCacheDir()
-				if err != nil {
-					return fmt.Errorf("--dir: %w", err)
-				}
-				f.dir = filepath.Join(cache, "perfbot", "worker-"+f.machine)
+			var err error
+			if f.dir, err = fleet.LocalDir(f.dir, "worker-"+f.machine); err != nil {
+				return fmt.Errorf("--dir: %w", err)
 			}
 			pool, err := fleet.Connect(ctx, f.db)
 			if err != nil {

@@ -252,3 +252,17 @@ func migrateAndOpen(ctx context.Context, pool *pgxpool.Pool, dir string) (*works
 	}
 	return openWorkspace(dir, pool)
 }
+
+// LocalDir returns dir, or when it is "" the default local folder of a
+// fleet process named name ("server", "submit", "worker-<machine>"):
+// under the user's cache folder.
+func LocalDir(dir, name string) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no folder given and no cache folder for the default: %w", err)
+	}
+	return filepath.Join(cache, "perfbot", name), nil
+}

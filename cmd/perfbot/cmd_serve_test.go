@@ -96,7 +96,10 @@ func TestServeBadInput(t *testing.T) {
 		{[]string{"serve"}, "give a watch file, --store DIR or --db URL"},
 		{[]string{"serve", "--store", filepath.Join(t.TempDir(), "none")}, "no perfbot results store there"},
 		{[]string{"serve", filepath.Join(t.TempDir(), "watch.yaml")}, "watch.yaml"},
-		{[]string{"serve", "--store", t.TempDir(), "--addr", "127.0.0.1:99999"}, "no perfbot results store there"},
+		// The address is checked first: a network bind is refused before
+		// any store or database is opened.
+		{[]string{"serve", "--store", t.TempDir(), "--addr", "127.0.0.1:99999"}, "--addr 127.0.0.1:99999"},
+		{[]string{"serve", "--store", t.TempDir(), "--tls-cert", "c.pem"}, "--tls-cert and --tls-key go together"},
 	} {
 		code, _, errOut := runPerfbot(tc.args...)
 		if code != exitError || !strings.Contains(errOut, tc.want) {

@@ -26,15 +26,16 @@ import (
 	"github.com/perfbot/perfbot/internal/testutil"
 )
 
-// syntheticStore is a store with a short synthetic history.
-func syntheticStore(t *testing.T) string {
+// syntheticStore is a store with a synthetic history of the job
+// "synthetic" over commits tested commits.
+func syntheticStore(t *testing.T, commits int) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), ".perfbot")
 	st, err := store.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	testutil.SyntheticHistory(t, st, testutil.HistorySpec{Job: "0123456789abcdef", Commits: 6, PerCycle: 4,
+	testutil.SyntheticHistory(t, st, testutil.HistorySpec{Job: "0123456789abcdef", Commits: commits, PerCycle: 4,
 		Level: func(int) float64 { return 1 }})
 	st.Close()
 	return dir
@@ -100,7 +101,7 @@ func TestServeProcessTimeouts(t *testing.T) {
 		t.Skip("waits for the 30 s read timeout")
 	}
 	bin := buildPerfbot(t)
-	url, cmd := serveProcess(t, bin, nil, "--store", syntheticStore(t), "--addr", "127.0.0.1:0")
+	url, cmd := serveProcess(t, bin, nil, "--store", syntheticStore(t, 6), "--addr", "127.0.0.1:0")
 	host := strings.TrimPrefix(url, "http://")
 	_, port, _ := net.SplitHostPort(host)
 	before := fds(t, cmd.Process.Pid)
@@ -167,7 +168,7 @@ func TestServeProcessTimeouts(t *testing.T) {
 // gets no data.
 func TestServeNetworkBind(t *testing.T) {
 	bin := buildPerfbot(t)
-	dir := syntheticStore(t)
+	dir := syntheticStore(t, 6)
 	out, err := exec.Command(bin, "serve", "--store", dir, "--addr", "0.0.0.0:0").CombinedOutput()
 	if code := exitCode(err); code != exitError || !strings.Contains(string(out), "not a loopback address") || !strings.Contains(string(out), "--insecure") {
 		t.Errorf("serve --addr 0.0.0.0:0 with no token and no TLS: exit %d, %q; want exit 2 naming --insecure", code, out)

@@ -61,9 +61,13 @@ func (g *gate) known(t string) bool {
 // the login form, and answers the others: a browser's page view goes to
 // the form, anything else gets a 401 with the bearer challenge.
 func (g *gate) pass(w http.ResponseWriter, r *http.Request) bool {
-	if r.URL.Path == LoginPath {
+	switch r.URL.Path {
+	case LoginPath:
 		g.login(w, r)
 		return false
+	case "/favicon.ico":
+		// A browser asks for it beside every page, the login form too.
+		return true
 	}
 	if scheme, t, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") && g.known(strings.TrimSpace(t)) {
 		return true

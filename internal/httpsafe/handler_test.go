@@ -154,6 +154,16 @@ func TestReadToken(t *testing.T) {
 	if resp, body := do(t, browser, "GET", srv.URL+"/api/jobs", "", nil); resp.StatusCode != 200 || body != "data of /api/jobs" {
 		t.Errorf("the page's API call with the cookie: %d %q", resp.StatusCode, body)
 	}
+	// Logging out (POST only) clears the cookie.
+	if resp, _ := do(t, noRedirect, "GET", srv.URL+LogoutPath, "", nil, "Cookie", CookieName+"="+cookieValue("r34d")); resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("GET %s: %d, want 405", LogoutPath, resp.StatusCode)
+	}
+	if resp, body := do(t, browser, "POST", srv.URL+LogoutPath, "", nil); resp.StatusCode != 200 || !strings.Contains(body, `name="token"`) {
+		t.Errorf("POST %s: %d %q, want the login form", LogoutPath, resp.StatusCode, body)
+	}
+	if resp, _ := do(t, browser, "GET", srv.URL+"/api/jobs", "", nil); resp.StatusCode != 401 || len(jar.Cookies(u)) != 0 {
+		t.Errorf("after the logout: %d, cookies %v; want 401 and none", resp.StatusCode, jar.Cookies(u))
+	}
 	// A forged cookie is no login.
 	if resp, _ := do(t, noRedirect, "GET", srv.URL+"/api/jobs", "", nil, "Cookie", CookieName+"="+cookieValue("guess")); resp.StatusCode != 401 {
 		t.Errorf("a forged cookie: %d, want 401", resp.StatusCode)

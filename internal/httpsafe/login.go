@@ -16,6 +16,9 @@ import (
 // browser asked for the token once, which sets CookieName.
 const LoginPath = "/login"
 
+// LogoutPath ends a browser's login (POST): the cookie is cleared.
+const LogoutPath = "/logout"
+
 // CookieName is the cookie that stands for the read token in a browser:
 // an HMAC of a fixed text under the token (so the cookie is not the token
 // and changing the token ends every session), HttpOnly, SameSite=Lax.
@@ -65,6 +68,9 @@ func (g *gate) pass(w http.ResponseWriter, r *http.Request) bool {
 	case LoginPath:
 		g.login(w, r)
 		return false
+	case LogoutPath:
+		g.logout(w, r)
+		return false
 	case "/favicon.ico":
 		// A browser asks for it beside every page, the login form too.
 		return true
@@ -100,7 +106,9 @@ var loginForm = template.Must(template.New("login").Parse(`<!DOCTYPE html>
 <input type="hidden" name="next" value="{{.Next}}">
 <label>Token <input type="password" name="token" autocomplete="current-password" autofocus></label>
 <button type="submit">Log in</button>
-</form></body></html>
+</form>
+<form method="post" action="/logout"><button type="submit">Log out</button></form>
+</body></html>
 `))
 
 // login serves the form (GET) and checks it (POST): the right token sets
@@ -147,4 +155,17 @@ func localPath(next string) string {
 		return "/"
 	}
 	return next
+}
+
+// logout clears the cookie (POST only, so that no link or image of
+// another page logs a user out) and goes to the login form.
+func (g *gate) logout(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		http.Error(w, "log out with POST "+LogoutPath, http.StatusMethodNotAllowed)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", MaxAge: -1,
+		HttpOnly: true, Secure: g.secure, SameSite: http.SameSiteLaxMode})
+	http.Redirect(w, r, LoginPath, http.StatusSeeOther)
 }

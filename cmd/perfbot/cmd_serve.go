@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -14,12 +15,14 @@ import (
 
 	"github.com/perfbot/perfbot/internal/dashboard"
 	"github.com/perfbot/perfbot/internal/fleet"
+	"github.com/perfbot/perfbot/internal/httpsafe"
 	"github.com/perfbot/perfbot/internal/watch"
 )
 
 func newServeCmd(a *app) *cobra.Command {
 	var stores []string
-	var addr, db, class, dir string
+	var db, class, dir string
+	var bind httpsafe.Bind
 	cmd := &cobra.Command{
 		Use:   "serve [WATCHFILE] [--store DIR ...] [--addr 127.0.0.1:8080]",
 		Short: "serve the web dashboard over the results stores",
@@ -30,9 +33,15 @@ each finding with its evidence drawn, and comparisons of stored runs; the
 same data as JSON under /api/ (docs/dashboard.md). It reads the stores and
 measures nothing, so it runs beside perfbot watch.
 
-It listens on 127.0.0.1 unless --addr says otherwise. Changes (a finding's
+It listens on 127.0.0.1 unless --addr says otherwise, and there answers
+only for localhost, 127.0.0.1, [::1] and the names of --allow-host (a web
+page of another site cannot read it by DNS rebinding). Changes (a finding's
 state) need the token in $PERFBOT_TOKEN, sent by the pages (or a client) as
-'Authorization: Bearer TOKEN'; without it the dashboard is read-only.
+'Authorization: Bearer TOKEN'; without it the dashboard is read-only. With
+$PERFBOT_READ_TOKEN every read needs a token too: a client sends it as a
+bearer token, a browser logs in once at /login. An address that is not
+loopback needs the read token and HTTPS (--tls-cert, --tls-key), or
+--insecure.
 Actions that start work (compare, bisect, triage, a watch cycle) are shown
 as the command to run.
 
@@ -44,7 +53,8 @@ the fleet's queue, measured by the workers of --class.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			cfg := dashboard.Config{Stores: stores, Token: os.Getenv("PERFBOT_TOKEN"), Logf: a.logf}
+			bind.ReadToken = os.Getenv("PERFBOT_READ_TOKEN")
+			cfg := dashboard.Config{Stores: stores, Token: os.Getenv("PERFBOT_TOKEN"), ReadToken: bind.ReadToken, Logf: a.logf}
 			if len(args) == 1 {
 				w, err := watch.Load(args[0])
 				if err != nil {
@@ -55,6 +65,23 @@ the fleet's queue, measured by the workers of --class.`,
 			if cfg.Watch == nil && len(stores) == 0 && db == "" {
 				return errors.New("serve: give a watch file, --store DIR or --db URL")
 			}
+			tlsCfg, err := bind.TLS()
+			if err != nil {
+				return err
+			}
+			l, err := net.Listen("tcp", bind.Addr)
+			if err != nil {
+				return fmt.Errorf("--addr %s: %w", bind.Addr, err)
+			}
+			defer l.Close()
+			warning, err := bind.Check(l.Addr(), tlsCfg != nil)
+			if err != nil {
+				return err
+			}
+			if warning != "" {
+				a.logf("warning: %s", warning)
+			}
+			cfg.Hosts, cfg.Secure = bind.Hosts(l.Addr()), tlsCfg != nil
 			if db != "" {
 				stop, err := serveFleet(ctx, a, &cfg, db, class, dir)
 				if err != nil {
@@ -67,19 +94,20 @@ the fleet's queue, measured by the workers of --class.`,
 				return err
 			}
 			defer srv.Close()
-			l, err := net.Listen("tcp", addr)
-			if err != nil {
-				return fmt.Errorf("--addr %s: %w", addr, err)
-			}
 			mode := "read-only: set PERFBOT_TOKEN to allow changes"
 			if cfg.Token != "" {
 				mode = "changes need the token in PERFBOT_TOKEN"
 			}
-			a.logf("serving http://%s/ (%s)", l.Addr(), mode)
-			if host, _, _ := net.SplitHostPort(l.Addr().String()); !net.ParseIP(host).IsLoopback() {
-				a.logf("warning: %s is not a loopback address: whoever reaches it reads the stores", host)
+			if cfg.ReadToken != "" {
+				mode += "; reads need PERFBOT_READ_TOKEN"
 			}
-			hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+			scheme := "http"
+			if tlsCfg != nil {
+				scheme = "https"
+				l = tls.NewListener(l, tlsCfg)
+			}
+			a.logf("serving %s://%s/ (%s)", scheme, l.Addr(), mode)
+			hs := httpsafe.NewServer(srv.Handler(), httpsafe.Timeouts{})
 			// The histories are built once in the background, so that the
 			// first view of a long one does not wait; the stores close
 			// only after it stops.
@@ -102,7 +130,11 @@ the fleet's queue, measured by the workers of --class.`,
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVar(&stores, "store", nil, "a results store folder (.perfbot) to serve, with every job it holds (repeatable)")
-	fl.StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fl.StringVar(&bind.Addr, "addr", "127.0.0.1:8080", "address to listen on (one that is not loopback needs PERFBOT_READ_TOKEN and --tls-cert/--tls-key, or --insecure)")
+	fl.StringArrayVar(&bind.AllowHosts, "allow-host", nil, "a host name the server answers for besides localhost, 127.0.0.1, [::1] and --addr's (repeatable)")
+	fl.StringVar(&bind.CertFile, "tls-cert", "", "serve HTTPS with this certificate (PEM; with --tls-key)")
+	fl.StringVar(&bind.KeyFile, "tls-key", "", "the private key of --tls-cert (PEM)")
+	fl.BoolVar(&bind.Insecure, "insecure", false, "allow an --addr that is not loopback without a read token or TLS")
 	fl.StringVar(&db, "db", "", "also be the fleet's server over this PostgreSQL database (postgres://...)")
 	fl.StringVar(&class, "class", "", "with --db: the machine class that measures the dashboard's actions")
 	fl.StringVar(&dir, "dir", "", "with --db: the server's workspace, its clones of the jobs' repositories (default: the user's cache folder)")
@@ -117,14 +149,16 @@ func serveFleet(ctx context.Context, a *app, cfg *dashboard.Config, db, class, d
 		return nil, fmt.Errorf("--dir: %w", err)
 	}
 	var closers []func()
-	stop = func() {
+	closeAll := func() {
 		for i := len(closers) - 1; i >= 0; i-- {
 			closers[i]()
 		}
 	}
+	// On an error every return below gives a nil stop: what was opened
+	// closes here.
 	defer func() {
 		if err != nil {
-			stop()
+			closeAll()
 		}
 	}()
 	pool, err := fleet.Connect(ctx, db)
@@ -163,5 +197,5 @@ func serveFleet(ctx context.Context, a *app, cfg *dashboard.Config, db, class, d
 		dashboard.Mount{Prefix: "/fleet", Handler: http.StripPrefix("/fleet", srv.Handler())},
 		dashboard.Mount{Prefix: fleet.RiverUIPrefix, Handler: ui})
 	a.logf("fleet server over %s: API under /fleet/api/, River's UI under %s/", fleet.Redact(db), fleet.RiverUIPrefix)
-	return stop, nil
+	return closeAll, nil
 }

@@ -76,6 +76,31 @@ func TestServeFleet(t *testing.T) {
 	if code, _ := get(strings.TrimSuffix("/riverui/", "/") + "/"); code != 200 {
 		t.Errorf("GET /riverui/: %d, want River's UI", code)
 	}
+	// Every mount sends the security headers, and none answers a
+	// foreign Host (DNS rebinding would read the job files of
+	// /fleet/api/jobs).
+	for _, path := range []string{"/", "/api/jobs", "/fleet/api/machines", "/fleet/api/jobs", "/riverui/", "/riverui/api/jobs"} {
+		resp, err := http.Get(url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		h := resp.Header
+		if !strings.Contains(h.Get("Content-Security-Policy"), "frame-ancestors 'none'") || h.Get("X-Frame-Options") != "DENY" ||
+			h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Referrer-Policy") != "same-origin" || h.Get("Cross-Origin-Resource-Policy") != "same-origin" {
+			t.Errorf("GET %s: %d, headers %v; want the security headers", path, resp.StatusCode, h)
+		}
+		req, _ := http.NewRequest("GET", url+path, nil)
+		req.Host = "attacker.example:" + url[strings.LastIndex(url, ":")+1:]
+		resp, err = http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMisdirectedRequest {
+			t.Errorf("GET %s with Host %s: %d, want 421", path, req.Host, resp.StatusCode)
+		}
+	}
 	post := func(token string) (int, string) {
 		t.Helper()
 		req, _ := http.NewRequest("POST", url+"/fleet/api/compare", strings.NewReader(`{}`))

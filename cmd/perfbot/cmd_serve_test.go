@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/internal/store"
-	"github.com/perfbot/perfbot/internal/testutil"
 )
 
 // lockedBuffer is a bytes.Buffer that a running command writes and a
@@ -39,15 +38,7 @@ func (l *lockedBuffer) String() string {
 // on a free loopback port: it says where it listens, serves the API, and
 // stops cleanly when its context ends.
 func TestServe(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), ".perfbot")
-	st, err := store.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	testutil.SyntheticHistory(t, st, testutil.HistorySpec{Job: "0123456789abcdef", Commits: 12, PerCycle: 4,
-		Level: func(int) float64 { return 1 }})
-	st.Close()
-
+	dir := syntheticStore(t, 12)
 	ctx, cancel := context.WithCancel(context.Background())
 	var stdout, stderr lockedBuffer
 	done := make(chan int, 1)
@@ -96,7 +87,10 @@ func TestServeBadInput(t *testing.T) {
 		{[]string{"serve"}, "give a watch file, --store DIR or --db URL"},
 		{[]string{"serve", "--store", filepath.Join(t.TempDir(), "none")}, "no perfbot results store there"},
 		{[]string{"serve", filepath.Join(t.TempDir(), "watch.yaml")}, "watch.yaml"},
-		{[]string{"serve", "--store", t.TempDir(), "--addr", "127.0.0.1:99999"}, "no perfbot results store there"},
+		// The address is checked first: a network bind is refused before
+		// any store or database is opened.
+		{[]string{"serve", "--store", t.TempDir(), "--addr", "127.0.0.1:99999"}, "--addr 127.0.0.1:99999"},
+		{[]string{"serve", "--store", t.TempDir(), "--tls-cert", "c.pem"}, "--tls-cert and --tls-key go together"},
 	} {
 		code, _, errOut := runPerfbot(tc.args...)
 		if code != exitError || !strings.Contains(errOut, tc.want) {

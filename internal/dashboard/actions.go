@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/store"
 )
 
 // ActionKind is work a page can ask for.
@@ -251,7 +251,7 @@ func (s *Server) fillJob(a *Action, je *jobEntry) {
 	a.JobFile, a.JobName, a.JobKey, a.Store = je.File, je.Name, je.Key, je.src.dir
 	a.Database, a.DB, a.dbPassword, a.Class = je.src.database, "", false, ""
 	if a.Database {
-		a.DB, a.dbPassword = withoutPassword(s.cfg.DB)
+		a.DB, a.dbPassword = store.WithoutPassword(s.cfg.DB)
 		if fq, ok := s.cfg.Queue.(FleetQueue); ok {
 			a.Class = fq.Class
 		}
@@ -276,25 +276,4 @@ func (s *Server) offer(ctx context.Context, label string, a Action) *ActionView 
 		return nil
 	}
 	return &ActionView{Label: label, Action: a, Command: a.Command()}
-}
-
-// withoutPassword is a database URL without its password (a command shown
-// on a page must not show it; libpq's PGPASSWORD or ~/.pgpass give it),
-// and whether it had one; "" for what is not a postgres:// URL.
-func withoutPassword(db string) (string, bool) {
-	u, err := url.Parse(db)
-	if db == "" || err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		return "", false
-	}
-	had := false
-	if u.User != nil {
-		_, had = u.User.Password()
-		u.User = url.User(u.User.Username())
-	}
-	if q := u.Query(); q.Has("password") {
-		had = true
-		q.Del("password")
-		u.RawQuery = q.Encode()
-	}
-	return u.String(), had
 }

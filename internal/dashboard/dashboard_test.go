@@ -32,6 +32,7 @@ func TestDashboard(t *testing.T) {
 	t.Run("Actions", func(t *testing.T) { testActions(t, f) })
 	t.Run("SVG", func(t *testing.T) { testSVG(t, f) })
 	t.Run("Browser", func(t *testing.T) { testBrowser(t, f) })
+	t.Run("LoginBrowser", func(t *testing.T) { testLoginBrowser(t, f) })
 }
 
 // get fetches path and decodes the JSON answer into v (when not nil); it

@@ -73,14 +73,15 @@ func TestPostgresStore(t *testing.T) {
 
 // testDatabaseActions: the commands offered for a job of a database store
 // name no --store (which takes a folder): comparisons and bisections are
-// submitted to the fleet's database (without its password), a triage runs
+// submitted to the fleet's database (without its password, nor any
+// password-like parameter: sslpassword), a triage runs
 // where the job's repository is and says where its results go.
 func testDatabaseActions(t *testing.T, st *store.Store, key string, hashes []string) {
 	ctx := context.Background()
 	if err := st.PutJob(ctx, key, "synthetic", []byte(`{"Name":"synthetic","File":"/srv/jobs/bench.yaml"}`)); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(ctx, Config{Open: []*store.Store{st}, DB: "postgres://perf:s3cret@db:5432/perfbot?sslmode=disable", Token: "tok"})
+	srv, err := New(ctx, Config{Open: []*store.Store{st}, DB: "postgres://perf:s3cret@db:5432/perfbot?sslmode=disable&sslpassword=k3yp4ss", Token: "tok"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/perfbot/perfbot/internal/httpsafe"
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/watch"
 )
@@ -48,6 +49,15 @@ type Config struct {
 	// --db mounts the fleet's API and River's UI); their writes need the
 	// token as the pages' do.
 	Mounts []Mount
+	// Hosts are the Host names the server answers (httpsafe.Options);
+	// empty answers any. perfbot serve sets them on a loopback bind.
+	Hosts []string
+	// ReadToken, when set, is needed for every read (PERFBOT_READ_TOKEN):
+	// as a bearer token or the cookie of the login form; Token allows
+	// reads too.
+	ReadToken string
+	// Secure: the server speaks HTTPS (the login cookie is Secure).
+	Secure bool
 	// Logf receives the server's diagnostics (the stack of a failure that
 	// a page only names); may be nil.
 	Logf func(format string, args ...any)
@@ -86,18 +96,20 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 // Close closes the stores.
 func (s *Server) Close() error { return s.cat.close() }
 
-// Handler is the dashboard's HTTP handler.
+// Handler is the dashboard's HTTP handler: the pages, the API and the
+// mounts, every one behind httpsafe's headers, Host check and read token.
 func (s *Server) Handler() http.Handler {
-	pages := s.recoverer(s.headers(s.mux))
-	if len(s.cfg.Mounts) == 0 {
-		return pages
+	var h http.Handler = s.recoverer(s.headers(s.mux))
+	if len(s.cfg.Mounts) > 0 {
+		top := http.NewServeMux()
+		for _, m := range s.cfg.Mounts {
+			top.Handle(strings.TrimSuffix(m.Prefix, "/")+"/", s.recoverer(s.guard(m.Handler)))
+		}
+		top.Handle("/", h)
+		h = top
 	}
-	top := http.NewServeMux()
-	for _, m := range s.cfg.Mounts {
-		top.Handle(strings.TrimSuffix(m.Prefix, "/")+"/", s.recoverer(s.guard(m.Handler)))
-	}
-	top.Handle("/", pages)
-	return top
+	return httpsafe.Handler(httpsafe.Options{Hosts: s.cfg.Hosts, ReadToken: s.cfg.ReadToken,
+		Tokens: []string{s.cfg.Token}, Secure: s.cfg.Secure}, h)
 }
 
 // Mount is a handler served under Prefix beside the dashboard's pages.
@@ -169,14 +181,12 @@ func (s *Server) routes() {
 	s.mux = m
 }
 
-// headers sets what every answer carries: no script, style or image from
-// anywhere but the server itself, no framing.
+// headers sets the pages' Content-Security-Policy over httpsafe's: no
+// script, style or image from anywhere but the server itself, no
+// framing.
 func (s *Server) headers(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hd := w.Header()
-		hd.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'")
-		hd.Set("X-Content-Type-Options", "nosniff")
-		hd.Set("Referrer-Policy", "same-origin")
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'")
 		h.ServeHTTP(w, r)
 	})
 }

@@ -259,15 +259,7 @@ func (s *Server) Handler() http.Handler {
 		var a BisectArgs
 		submit(w, r, s, &a, func() (river.JobArgs, error) { return a, nil })
 	})
-	mux.HandleFunc("GET /api/blobs/{sha}", func(w http.ResponseWriter, r *http.Request) {
-		data, err := getBlob(r.Context(), s.cfg.Pool, r.PathValue("sha"))
-		if err != nil {
-			httpError(w, http.StatusNotFound, err)
-			return
-		}
-		w.Header().Set("Content-Type", "application/octet-stream")
-		_, _ = w.Write(data)
-	})
+	mux.HandleFunc("GET /api/blobs/{sha}", s.serveBlob)
 	return mux
 }
 

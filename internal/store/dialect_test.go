@@ -75,6 +75,14 @@ func TestRedactURL(t *testing.T) {
 		if got := RedactURL(in); strings.Contains(got, "hunter2") {
 			t.Errorf("RedactURL(%q) = %q: the password shows", in, got)
 		}
+		// WithoutPassword, for a command shown on a page, follows the
+		// same rule.
+		if got, had := WithoutPassword(in); strings.Contains(got, "hunter2") || (got != "" && !had) {
+			t.Errorf("WithoutPassword(%q) = %q, %v: the password shows, or is not said to be left out", in, got, had)
+		}
+	}
+	if got, had := WithoutPassword("postgres://u@db/perf?sslmode=disable"); got != "postgres://u@db/perf?sslmode=disable" || had {
+		t.Errorf("WithoutPassword of a URL with no password: %q, %v", got, had)
 	}
 	if got := RedactURL("/tmp/x/.perfbot"); got != "/tmp/x/.perfbot" {
 		t.Errorf("a folder: %q", got)

@@ -189,7 +189,7 @@ func RedactURL(target string) string {
 	q := u.Query()
 	masked := false
 	for k := range q {
-		if strings.Contains(strings.ToLower(k), "password") {
+		if IsPasswordKey(k) {
 			q.Set(k, "xxxxx")
 			masked = true
 		}
@@ -198,4 +198,38 @@ func RedactURL(target string) string {
 		u.RawQuery = q.Encode()
 	}
 	return u.Redacted()
+}
+
+// IsPasswordKey reports whether a database URL's parameter k holds a
+// password (password, sslpassword, ...): the one rule of what RedactURL
+// masks and WithoutPassword drops.
+func IsPasswordKey(k string) bool { return strings.Contains(strings.ToLower(k), "password") }
+
+// WithoutPassword is a postgres:// URL without its password and without
+// any password-like parameter (IsPasswordKey), for a command shown to a
+// person (libpq's PGPASSWORD or ~/.pgpass give them), and whether it had
+// one; "" for what is not a postgres:// URL.
+func WithoutPassword(target string) (string, bool) {
+	u, err := url.Parse(target)
+	if target == "" || err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return "", false
+	}
+	had := false
+	if u.User != nil {
+		_, had = u.User.Password()
+		u.User = url.User(u.User.Username())
+	}
+	q := u.Query()
+	dropped := false
+	for k := range q {
+		if IsPasswordKey(k) {
+			q.Del(k)
+			dropped = true
+		}
+	}
+	if dropped {
+		had = true
+		u.RawQuery = q.Encode()
+	}
+	return u.String(), had
 }

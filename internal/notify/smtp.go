@@ -207,6 +207,12 @@ func connect(ctx context.Context, srv Server, host string, tlsConf *tls.Config) 
 		}
 		return nil, fmt.Errorf("STARTTLS: %w", err)
 	}
+	// The TLS handshake happens on the next command: here, so that a
+	// certificate that does not verify is the error, not what follows.
+	if err := c.Hello("localhost"); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("STARTTLS: %w", err)
+	}
 	limit(ctx, c)
 	return c, nil
 }

@@ -1,0 +1,262 @@
+package watch
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	netmail "net/mail"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/perfbot/perfbot/internal/finding"
+	"github.com/perfbot/perfbot/internal/gitrev"
+	"github.com/perfbot/perfbot/internal/report"
+	"github.com/perfbot/perfbot/internal/store"
+)
+
+// A finding's mails. Each finding has a thread: a first mail, and an
+// update whenever what the finding says changes (its verdict, a metric
+// it gains or whose verdict changes, its withdrawal, a later commit that
+// recovers it). Each of those revisions is an outbox row per recipient
+// in the store (store.Mail), so each goes out at most once per recipient
+// (see deliverMail for the one window where it can go twice).
+
+// mailSummary is what one revision of a finding's mail says.
+type mailSummary struct {
+	Verdict     string      `json:"verdict"`
+	Metrics     []metricSum `json:"metrics"`
+	Withdrawn   bool        `json:"withdrawn,omitempty"`
+	RecoveredBy string      `json:"recovered_by,omitempty"`
+	Note        string      `json:"note,omitempty"` // what changed since the previous revision; not compared
+}
+
+type metricSum struct {
+	Job     string `json:"job"`
+	Metric  string `json:"metric"`
+	Verdict string `json:"verdict"`
+}
+
+// same says whether two revisions say the same (their notes aside).
+func (s mailSummary) same(t mailSummary) bool {
+	s.Note, t.Note = "", ""
+	a, _ := json.Marshal(s)
+	b, _ := json.Marshal(t)
+	return string(a) == string(b)
+}
+
+// summarize is what f's mail would say now, among all the store's
+// findings (to see a later one that recovers it); note is set to the
+// recovery, for a first mail.
+func summarize(f *finding.Finding, rec *store.FindingRecord, all []*finding.Finding) mailSummary {
+	s := mailSummary{Verdict: f.Verdict, Withdrawn: rec.Withdrawn}
+	for _, m := range f.Metrics {
+		s.Metrics = append(s.Metrics, metricSum{m.Job, m.Metric, m.Verdict})
+	}
+	slices.SortFunc(s.Metrics, func(a, b metricSum) int { return strings.Compare(a.Job+"\x00"+a.Metric, b.Job+"\x00"+b.Metric) })
+	if g, m := recoveredBy(f, all); g != nil {
+		s.RecoveredBy = g.Culprit
+		s.Note = fmt.Sprintf("recovered: the later commit %s (%q) moves %s by %+.1f%%, undoing at least half of this %+.1f%%",
+			gitrev.Short(g.Culprit), g.Subject, m.Metric, m.Change, f.Change)
+	}
+	return s
+}
+
+// recoveredBy is the first finding after f on f's branch that moves f's
+// main metric the other way by at least half of f's step (in log terms):
+// a fix or a revert. Findings are ordered by when they were found.
+func recoveredBy(f *finding.Finding, all []*finding.Finding) (*finding.Finding, *finding.MetricChange) {
+	step := math.Abs(math.Log1p(f.Change / 100))
+	if f.Change == 0 || math.IsNaN(step) {
+		return nil, nil
+	}
+	var best *finding.Finding
+	var bestM *finding.MetricChange
+	for _, g := range all {
+		if g.Culprit == f.Culprit || g.Branch != f.Branch || !g.Found.After(f.Found) || (best != nil && !g.Found.Before(best.Found)) {
+			continue
+		}
+		for i, m := range g.Metrics {
+			if m.Job == f.Job && m.Metric == f.Metric && m.Verdict != "no-change" && m.Change*f.Change < 0 &&
+				math.Abs(math.Log1p(m.Change/100)) >= step/2 {
+				best, bestM = g, &g.Metrics[i]
+				break
+			}
+		}
+	}
+	return best, bestM
+}
+
+// changeNote says what changed from revision old to now.
+func changeNote(old, now mailSummary, f *finding.Finding) string {
+	var parts []string
+	if old.Verdict != now.Verdict {
+		parts = append(parts, fmt.Sprintf("the verdict is now %s (it was %s)", now.Verdict, old.Verdict))
+	}
+	for _, m := range now.Metrics {
+		i := slices.IndexFunc(old.Metrics, func(o metricSum) bool { return o.Job == m.Job && o.Metric == m.Metric })
+		switch {
+		case i < 0:
+			change := 0.0
+			if k := slices.IndexFunc(f.Metrics, func(x finding.MetricChange) bool { return x.Job == m.Job && x.Metric == m.Metric }); k >= 0 {
+				change = f.Metrics[k].Change
+			}
+			parts = append(parts, fmt.Sprintf("it also moves %s %s by %+.1f%% (%s)", m.Job, m.Metric, change, m.Verdict))
+		case old.Metrics[i].Verdict != m.Verdict:
+			parts = append(parts, fmt.Sprintf("%s %s is now %s (it was %s)", m.Job, m.Metric, m.Verdict, old.Metrics[i].Verdict))
+		}
+	}
+	switch {
+	case now.Withdrawn && !old.Withdrawn:
+		parts = append(parts, "withdrawn: the commit is no longer on the watched branches (a force-push or a rebase dropped it)")
+	case old.Withdrawn && !now.Withdrawn:
+		parts = append(parts, "the commit is back on the watched branches")
+	}
+	if now.RecoveredBy != "" && now.RecoveredBy != old.RecoveredBy {
+		parts = append(parts, now.Note)
+	}
+	if len(parts) == 0 {
+		return "the finding changed"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// messageID is the Message-ID of a revision: the finding's own for its
+// first mail, which every update refers to.
+func messageID(f *finding.Finding, rev int, kind store.MailKind) string {
+	if kind == store.MailFirst {
+		return f.MessageID()
+	}
+	return fmt.Sprintf("<perfbot.%s.%d@perfbot.invalid>", f.Culprit, rev)
+}
+
+// recipient is one address a finding's mail goes to, with its outbox key
+// and why it is refused, if it is.
+type recipient struct {
+	addr netmail.Address
+	key  string
+	err  error
+}
+
+// recipients are the configured ones and, with author: true, the
+// culprit's author, whose name and address come from commit data: one
+// that a header cannot hold is refused, not mailed.
+func recipients(cfg *SMTPConfig, f *finding.Finding) []recipient {
+	var out []recipient
+	for _, to := range cfg.To {
+		out = append(out, recipient{addr: netmail.Address{Address: to}, key: to})
+	}
+	if !cfg.Author {
+		return out
+	}
+	i, j := strings.IndexByte(f.Author, '<'), strings.LastIndexByte(f.Author, '>')
+	if i < 0 || j < i {
+		return out
+	}
+	name, addr := strings.TrimSpace(f.Author[:i]), f.Author[i+1:j]
+	if slices.Contains(cfg.To, addr) {
+		return out
+	}
+	r := recipient{addr: netmail.Address{Name: name, Address: addr}, key: addr}
+	if err := report.CheckHeaderText("author name", name); err != nil {
+		r.err = err
+	} else if err := CheckAddress(addr); err != nil {
+		r.err = fmt.Errorf("author address: %w", err)
+	}
+	if r.err != nil {
+		r.key = strconv.QuoteToASCII(addr)
+	}
+	return append(out, r)
+}
+
+// planMail puts into the outbox the mails that the store's findings call
+// for now: a first mail for a finding the policy reports, an update for a
+// mailed finding whose summary changed (superseding what of the older
+// revisions did not go out), and rows for recipients added since. A
+// dismissed finding is mailed no more.
+func planMail(ctx context.Context, cfg *SMTPConfig, st *store.Store, policy string, now time.Time, logf func(string, ...any)) error {
+	recs, err := st.Findings(ctx)
+	if err != nil {
+		return err
+	}
+	all := make([]*finding.Finding, len(recs))
+	for i, r := range recs {
+		all[i], _ = finding.Decode(r.Data)
+	}
+	all = slices.DeleteFunc(slices.Clone(all), func(f *finding.Finding) bool { return f == nil })
+	for i := range recs {
+		rec := &recs[i]
+		f, err := finding.Decode(rec.Data)
+		if err != nil {
+			logf("watch: finding %s: %v", gitrev.Short(rec.Culprit), err)
+			continue
+		}
+		if err := planFinding(ctx, cfg, st, policy, now, logf, rec, f, all); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func planFinding(ctx context.Context, cfg *SMTPConfig, st *store.Store, policy string, now time.Time, logf func(string, ...any),
+	rec *store.FindingRecord, f *finding.Finding, all []*finding.Finding) error {
+	ms, err := st.Mails(ctx, rec.Culprit)
+	if err != nil {
+		return err
+	}
+	latest, sent := 0, false
+	var last store.Mail
+	for _, m := range ms {
+		if m.Revision > latest {
+			latest, last = m.Revision, m
+		}
+		sent = sent || m.Status == store.MailSent
+	}
+	if rec.State == store.Dismissed {
+		_, err := st.SupersedeMail(ctx, rec.Culprit, latest+1)
+		return err
+	}
+	sum := summarize(f, rec, all)
+	var prev mailSummary
+	if latest > 0 {
+		if err := json.Unmarshal([]byte(last.Summary), &prev); err != nil {
+			return fmt.Errorf("mail of %s: summary: %w", gitrev.Short(rec.Culprit), err)
+		}
+	}
+	rev, kind := latest, last.Kind
+	switch {
+	case latest > 0 && prev.same(sum):
+		sum = prev
+	case !sent && (rec.Withdrawn || !f.Reported(policy)):
+		// Never mailed, and nothing to mail now.
+		_, err := st.SupersedeMail(ctx, rec.Culprit, latest+1)
+		return err
+	default:
+		rev, kind = latest+1, store.MailFirst
+		if sent {
+			kind, sum.Note = store.MailUpdate, changeNote(prev, sum, f)
+		}
+		if _, err := st.SupersedeMail(ctx, rec.Culprit, rev); err != nil {
+			return err
+		}
+	}
+	data, _ := json.Marshal(sum)
+	id := messageID(f, rev, kind)
+	for _, r := range recipients(cfg, f) {
+		m := store.Mail{Culprit: rec.Culprit, Revision: rev, Recipient: r.key, Kind: kind, MessageID: id, Summary: string(data),
+			Status: store.MailPending, NextAttempt: now}
+		if r.err != nil {
+			m.Status, m.Error = store.MailRefused, r.err.Error()
+		}
+		added, err := st.AddMail(ctx, []store.Mail{m})
+		if err != nil {
+			return err
+		}
+		if added > 0 && r.err != nil {
+			logf("watch: finding %s: not mailing %s: %v", gitrev.Short(rec.Culprit), r.key, r.err)
+		}
+	}
+	return nil
+}

@@ -285,6 +285,12 @@ func TestMailRecipientRefused(t *testing.T) {
 	if msgs := r.srv.Messages(); len(msgs) != 1 || strings.Join(msgs[0].To, ",") != "list@example.org" {
 		t.Errorf("messages %+v", msgs)
 	}
+	// Taken out of the watch file, full@ is tried no more.
+	r.rc.SMTP.To = []string{"list@example.org"}
+	r.cycle(time.Hour)
+	if ms := r.outbox(f.Culprit); ms[0].Status != store.MailSuperseded || ms[0].Attempts != 2 {
+		t.Errorf("a recipient no longer configured: %+v", ms[0])
+	}
 }
 
 // More mails than report.smtp.digest for one recipient in one cycle go

@@ -82,8 +82,25 @@ func (p *parser) smtp(n *yaml.Node, field string) *SMTPConfig {
 		"password": func(n *yaml.Node, f string) {
 			p.errorf(n, f, "perfbot takes no password from the watch file, which is shown and copied: name an environment variable (password_env) or a file (password_file) holding it")
 		},
-		"from":   func(n *yaml.Node, f string) { s.From = p.str(n, f) },
-		"to":     func(n *yaml.Node, f string) { s.To = p.strings(n, f) },
+		"from": func(n *yaml.Node, f string) {
+			if s.From = p.str(n, f); s.From != "" {
+				if err := CheckAddress(s.From); err != nil {
+					p.errorf(n, f, "want the sender's address: %v", err)
+				}
+			}
+		},
+		"to": func(n *yaml.Node, f string) {
+			s.To = p.strings(n, f)
+			for i, to := range s.To {
+				if err := CheckAddress(to); err != nil {
+					at := n
+					if n.Kind == yaml.SequenceNode && i < len(n.Content) {
+						at = n.Content[i]
+					}
+					p.errorf(at, fmt.Sprintf("%s[%d]", f, i), "%v", err)
+				}
+			}
+		},
 		"author": func(n *yaml.Node, f string) { s.Author = p.bool(n, f) },
 		"digest": func(n *yaml.Node, f string) {
 			if s.Digest = p.int(n, f); s.Digest < 0 {
@@ -117,13 +134,8 @@ func (p *parser) smtp(n *yaml.Node, field string) *SMTPConfig {
 	case s.Username != "" && (s.PasswordEnv == "") == (s.PasswordFile == ""):
 		p.errorf(n, field+".password_env", "with username, give exactly one of password_env (an environment variable) and password_file (a file) holding the password")
 	}
-	if err := CheckAddress(s.From); err != nil {
-		p.errorf(n, field+".from", "want the sender's address: %v", err)
-	}
-	for i, to := range s.To {
-		if err := CheckAddress(to); err != nil {
-			p.errorf(n, fmt.Sprintf("%s.to[%d]", field, i), "%v", err)
-		}
+	if s.From == "" {
+		p.errorf(n, field+".from", "required: the sender's address")
 	}
 	if len(s.To) == 0 && !s.Author {
 		p.errorf(n, field+".to", "required unless author: true: the recipients")

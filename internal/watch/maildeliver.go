@@ -82,7 +82,19 @@ func deliverMail(ctx context.Context, rc *ReportConfig, st *store.Store, now tim
 			return err
 		}
 	}
-	batches := mailBatches(cfg, rc.Dir, due, fs, now)
+	// A recipient taken out of the watch file gets no more mail.
+	kept := due[:0]
+	for _, m := range due {
+		if slices.ContainsFunc(recipients(cfg, fs[m.Culprit]), func(r recipient) bool { return r.key == m.Recipient }) {
+			kept = append(kept, m)
+			continue
+		}
+		m.Status, m.Error = store.MailSuperseded, "no longer a recipient in the watch file"
+		if err := st.RecordMail(ctx, m); err != nil {
+			return err
+		}
+	}
+	batches := mailBatches(cfg, rc.Dir, kept, fs, now)
 	srv, down := cfg.Server()
 	for _, b := range batches {
 		var res notify.Result

@@ -137,3 +137,27 @@ func TestSendStalledServer(t *testing.T) {
 		t.Errorf("stalled server: %v after %v", err, time.Since(start))
 	}
 }
+
+// A server on an address that is not loopback (this machine's own
+// network address) that does not offer STARTTLS gets nothing.
+func TestSendRefusesPlainTextOffLoopback(t *testing.T) {
+	var ip net.IP
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			ip = n.IP
+			break
+		}
+	}
+	if ip == nil {
+		t.Skip("this machine has no IPv4 address besides loopback to serve on (the rule itself: TestRequireTLS)")
+	}
+	s := testutil.StartSMTPServer(t, testutil.SMTPOptions{Listen: net.JoinHostPort(ip.String(), "0")})
+	_, err := send(t, Server{Addr: s.Addr}, "a@example.org")
+	if err == nil || !strings.Contains(err.Error(), "does not offer STARTTLS") {
+		t.Errorf("plain text to %s: %v; want a refusal", s.Addr, err)
+	}
+	if n := len(s.Messages()); n != 0 {
+		t.Errorf("%d messages went in plain text off loopback", n)
+	}
+}

@@ -28,6 +28,9 @@ type SMTPOptions struct {
 	Mechanisms []string
 	// Refuse maps a recipient to the SMTP code its RCPT gets (550, 450).
 	Refuse map[string]int
+	// Listen is the address to serve on; default a free port of
+	// 127.0.0.1.
+	Listen string
 }
 
 // SMTPMessage is one message the server accepted.
@@ -56,7 +59,10 @@ type SMTPServer struct {
 // StartSMTPServer starts a server, stopped when t ends.
 func StartSMTPServer(t testing.TB, opts SMTPOptions) *SMTPServer {
 	t.Helper()
-	s := &SMTPServer{opts: opts, CA: opts.CA, Addr: "127.0.0.1:0"}
+	s := &SMTPServer{opts: opts, CA: opts.CA, Addr: opts.Listen}
+	if s.Addr == "" {
+		s.Addr = "127.0.0.1:0"
+	}
 	if s.CA == nil {
 		s.CA = NewTestCA(t)
 	}

@@ -219,6 +219,18 @@ func planFinding(ctx context.Context, cfg *SMTPConfig, st *store.Store, policy s
 		return err
 	}
 	sum := summarize(f, rec, all)
+	if latest == 0 && len(rec.SentTo) > 0 {
+		// Mailed by a perfbot from before the outbox: its first mail
+		// went to these recipients, as it says now.
+		if err := seedOutbox(ctx, st, rec, f, sum, now); err != nil {
+			return err
+		}
+		ms, err := st.Mails(ctx, rec.Culprit)
+		if err != nil {
+			return err
+		}
+		latest, last, sent = 1, ms[0], true
+	}
 	var prev mailSummary
 	if latest > 0 {
 		if err := json.Unmarshal([]byte(last.Summary), &prev); err != nil {
@@ -259,4 +271,19 @@ func planFinding(ctx context.Context, cfg *SMTPConfig, st *store.Store, policy s
 		}
 	}
 	return nil
+}
+
+// seedOutbox records the first mail of a finding that the findings table
+// says was sent before the store had an outbox, so that an upgrade mails
+// nobody twice.
+func seedOutbox(ctx context.Context, st *store.Store, rec *store.FindingRecord, f *finding.Finding, sum mailSummary, now time.Time) error {
+	sum.Note = ""
+	data, _ := json.Marshal(sum)
+	var ms []store.Mail
+	for _, to := range rec.SentTo {
+		ms = append(ms, store.Mail{Culprit: rec.Culprit, Revision: 1, Recipient: to, Kind: store.MailFirst, MessageID: f.MessageID(),
+			Summary: string(data), Status: store.MailSent, Attempts: 1, NextAttempt: now, SentAs: rec.MessageID})
+	}
+	_, err := st.AddMail(ctx, ms)
+	return err
 }

@@ -343,3 +343,26 @@ func TestNotify(t *testing.T) {
 		t.Errorf("a foreign CA: %v", err)
 	}
 }
+
+// A finding mailed by a perfbot from before the outbox (the findings
+// table lists its recipients) is not mailed to them again: only a
+// recipient it did not reach gets the first mail, and updates follow.
+func TestMailAfterUpgrade(t *testing.T) {
+	r := newMailRig(t, testutil.SMTPOptions{})
+	f := regression('k', "Kay <kay@example.org>")
+	r.put(f)
+	if err := r.st.MarkSent(t.Context(), f.Culprit, f.MessageID(), []string{"list@example.org"}); err != nil {
+		t.Fatal(err)
+	}
+	r.cycle(time.Minute)
+	msgs := r.srv.Messages()
+	if len(msgs) != 1 || strings.Join(msgs[0].To, ",") != "kay@example.org" {
+		t.Fatalf("after the upgrade: %+v; want one mail, to the author only", msgs)
+	}
+	f.Verdict = "data-alignment"
+	r.put(f)
+	r.cycle(time.Minute)
+	if msgs := r.srv.Messages(); len(msgs) != 2 || len(msgs[1].To) != 2 || !strings.Contains(msgs[1].Data, "In-Reply-To: "+f.MessageID()) {
+		t.Errorf("the update: %+v", msgs[len(msgs)-1])
+	}
+}

@@ -143,14 +143,17 @@ func (p *parser) smtp(n *yaml.Node, field string) *SMTPConfig {
 	return s
 }
 
-// CheckAddress refuses what is not a bare mail address (local@domain)
-// that may go into a header.
+// CheckAddress refuses what is not a bare ASCII mail address
+// (local@domain) that may go into a header and an SMTP command.
 func CheckAddress(addr string) error {
 	if addr == "" {
 		return fmt.Errorf("no address")
 	}
 	if err := report.CheckHeaderText("address", addr); err != nil {
 		return err
+	}
+	if strings.IndexFunc(addr, func(r rune) bool { return r >= 0x80 }) >= 0 {
+		return fmt.Errorf("%q is not ASCII: perfbot does not send SMTPUTF8 addresses", addr)
 	}
 	a, err := netmail.ParseAddress(addr)
 	if err != nil || a.Address != addr || a.Name != "" {

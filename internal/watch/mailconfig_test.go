@@ -65,6 +65,7 @@ func TestSMTPConfigErrors(t *testing.T) {
 		`{addr: "h:25", from: "Bot <b@x.org>", to: [a@x.org]}`:                                            "report.smtp.from",
 		`{addr: "h:25", from: b@x.org, to: [a@x.org, "not an address"]}`:                                  "report.smtp.to[1]",
 		`{addr: "h:25", from: b@x.org, to: ["a@x.org\rBcc: c@x.org"]}`:                                    "report.smtp.to[0]",
+		`{addr: "h:25", from: b@x.org, to: [zoë@x.org]}`:                                                  "report.smtp.to[0]: \"zoë@x.org\" is not ASCII",
 		`{addr: "h:25", from: b@x.org, to: [a@x.org], digest: -1}`:                                        "report.smtp.digest",
 		`{addr: "h:25", from: b@x.org}`:                                                                   "report.smtp.to: required",
 	} {

@@ -92,8 +92,18 @@ func Send(ctx context.Context, srv Server, from string, to []string, msg []byte)
 	if len(to) == 0 {
 		return res, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	// The exchange has its own deadline. Until DATA, ctx ending ends it
+	// too; from DATA on it runs to its end (within Timeout), so that a
+	// message the server takes is one perfbot hears it took.
+	parent := ctx
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), Timeout)
 	defer cancel()
+	if dl, ok := parent.Deadline(); ok && time.Until(dl) < Timeout {
+		ctx, cancel = context.WithDeadline(ctx, dl)
+		defer cancel()
+	}
+	unlink := context.AfterFunc(parent, cancel)
+	defer unlink()
 	c, err := dial(ctx, srv)
 	if err != nil {
 		return res, fmt.Errorf("mail server %s: %w", srv.Addr, err)
@@ -118,6 +128,9 @@ func Send(ctx context.Context, srv Server, from string, to []string, msg []byte)
 	}
 	accepted := res.Accepted
 	res.Accepted = nil
+	if !unlink() {
+		return res, fmt.Errorf("mail server %s: %w", srv.Addr, parent.Err())
+	}
 	w, err := c.Data()
 	if err != nil {
 		return res, dataError(srv.Addr, err)

@@ -161,3 +161,25 @@ func TestSendRefusesPlainTextOffLoopback(t *testing.T) {
 		t.Errorf("%d messages went in plain text off loopback", n)
 	}
 }
+
+// A context that ends while the server takes the message (a SIGTERM
+// then) does not cut the exchange: the sender hears that it was taken.
+// One that ends before DATA stops the send.
+func TestSendFinishesDataAfterCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	s := testutil.StartSMTPServer(t, testutil.SMTPOptions{TLS: "starttls", OnData: func() {
+		cancel()
+		time.Sleep(100 * time.Millisecond) // the cancel has its effect, if it has one
+	}})
+	res, err := Send(ctx, Server{Addr: s.Addr, RootCAs: s.CA.Pool}, "p@x", []string{"a@x"}, msg)
+	if err != nil || len(res.Accepted) != 1 {
+		t.Errorf("cancelled during DATA: %+v, %v; want accepted", res, err)
+	}
+	if _, err := Send(ctx, Server{Addr: s.Addr, RootCAs: s.CA.Pool}, "p@x", []string{"a@x"}, msg); err == nil {
+		t.Error("a send with a cancelled context went through")
+	}
+	if n := len(s.Messages()); n != 1 {
+		t.Errorf("%d messages, want 1", n)
+	}
+}

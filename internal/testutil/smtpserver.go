@@ -31,6 +31,10 @@ type SMTPOptions struct {
 	// Listen is the address to serve on; default a free port of
 	// 127.0.0.1.
 	Listen string
+	// OnData, when set, runs once a message is received and kept, before
+	// the server answers it (a test can cancel the sender's context
+	// there).
+	OnData func()
 }
 
 // SMTPMessage is one message the server accepted.
@@ -177,6 +181,9 @@ func (x *smtpSession) Data(r io.Reader) error {
 	x.s.mu.Lock()
 	x.s.msgs = append(x.s.msgs, x.cur)
 	x.s.mu.Unlock()
+	if x.s.opts.OnData != nil {
+		x.s.opts.OnData()
+	}
 	return nil
 }
 

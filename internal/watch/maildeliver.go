@@ -195,6 +195,11 @@ func noteOf(m store.Mail) string {
 
 // recordBatch records each row of b after the server's answer.
 func recordBatch(ctx context.Context, st *store.Store, b batch, res notify.Result, err error, now time.Time, logf func(string, ...any)) error {
+	// What the server answered is recorded even when ctx just ended (a
+	// SIGTERM during the send): only a kill or a crash leaves a sent
+	// message unrecorded.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
 	var refused *notify.RefusedError
 	sentTo := map[string][]string{}
 	for _, m := range b.rows {

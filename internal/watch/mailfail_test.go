@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -76,5 +77,29 @@ func TestMailRecipientRefused(t *testing.T) {
 	r.cycle(time.Hour)
 	if ms := r.outbox(f.Culprit); ms[0].Status != store.MailSuperseded || ms[0].Attempts != 2 {
 		t.Errorf("a recipient no longer configured: %+v", ms[0])
+	}
+}
+
+// A watch stopped (its context cancelled, as by SIGTERM) while the server
+// takes a mail still records it as sent: the next cycle, after a
+// restart, sends nothing again.
+func TestMailStoppedDuringSend(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	r := newMailRig(t, testutil.SMTPOptions{OnData: func() {
+		cancel()
+		time.Sleep(100 * time.Millisecond)
+	}})
+	f := regression('m', "")
+	r.put(f)
+	if err := MailFindings(ctx, r.rc, r.st, "regressions", r.now, r.logf); err != nil {
+		t.Fatal(err)
+	}
+	if ms := r.outbox(f.Culprit); len(ms) != 1 || ms[0].Status != store.MailSent {
+		t.Fatalf("outbox after a stop during the send: %+v; want sent", ms)
+	}
+	r.cycle(time.Hour)
+	if n := len(r.srv.Messages()); n != 1 {
+		t.Errorf("%d messages, want 1", n)
 	}
 }

@@ -1,12 +1,10 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/perfbot/perfbot/internal/finding"
 	"github.com/perfbot/perfbot/internal/gitrev"
@@ -84,17 +82,4 @@ func WriteFindingMarkdown(w io.Writer, f *finding.Finding) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// FindingEmail is a finding's whole mail message (RFC 5322), with its
-// Message-ID, ready for SMTP.
-func FindingEmail(f *finding.Finding, from string, to []string, date time.Time) []byte {
-	var body bytes.Buffer
-	_ = WriteFindingText(&body, f)
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "From: %s\r\nTo: %s\r\nSubject: %s\r\nMessage-ID: %s\r\nDate: %s\r\n", from, strings.Join(to, ", "),
-		FindingSubject(f), f.MessageID(), date.Format(time.RFC1123Z))
-	b.WriteString("MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n")
-	b.WriteString(strings.ReplaceAll(body.String(), "\n", "\r\n"))
-	return b.Bytes()
 }

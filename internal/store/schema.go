@@ -43,6 +43,13 @@ import (
 //	             acknowledged, dismissed) and reason, whether later cycles
 //	             withdrew it, the finding (JSON), and its mail's Message-ID
 //	             and recipients once sent.
+//	mail_outbox  (v6) every mail of a finding, per (culprit, revision,
+//	             recipient): revision 1 is the first mail, later ones the
+//	             updates; its kind (first, update), Message-ID, summary
+//	             (JSON: what the revision says), status (pending, sent,
+//	             refused, failed, superseded), attempts, last error, next
+//	             attempt time, and the Message-ID it went out as (its own
+//	             or a digest's).
 //
 // runs.job_key deliberately does not reference jobs: a run may be stored
 // before, or without, its job's spec.
@@ -150,11 +157,29 @@ var migrations = [][]string{
 			updated_unix_ns INTEGER NOT NULL
 		) STRICT`,
 	},
+	// 6: the outbox of findings' mails, one row per message and recipient.
+	6: {
+		`CREATE TABLE mail_outbox (
+			culprit              TEXT NOT NULL,
+			revision             INTEGER NOT NULL,
+			recipient            TEXT NOT NULL,
+			kind                 TEXT NOT NULL,
+			message_id           TEXT NOT NULL,
+			summary              TEXT NOT NULL,
+			status               TEXT NOT NULL,
+			attempts             INTEGER NOT NULL,
+			error                TEXT NOT NULL,
+			next_attempt_unix_ns INTEGER NOT NULL,
+			sent_as              TEXT NOT NULL,
+			updated_unix_ns      INTEGER NOT NULL,
+			PRIMARY KEY (culprit, revision, recipient)
+		) STRICT`,
+	},
 }
 
 // SchemaVersion is the schema version this perfbot reads and writes: the
 // number of migrations.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // applicationID marks a SQLite file as a perfbot database ("pfbt").
 const applicationID = 0x70666274

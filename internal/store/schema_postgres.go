@@ -116,4 +116,21 @@ var pgMigrations = [][]string{
 			updated_unix_ns BIGINT NOT NULL
 		)`,
 	},
+	6: {
+		`CREATE TABLE mail_outbox (
+			culprit              TEXT COLLATE "C" NOT NULL,
+			revision             BIGINT NOT NULL,
+			recipient            TEXT COLLATE "C" NOT NULL,
+			kind                 TEXT COLLATE "C" NOT NULL,
+			message_id           TEXT COLLATE "C" NOT NULL,
+			summary              TEXT COLLATE "C" NOT NULL,
+			status               TEXT COLLATE "C" NOT NULL,
+			attempts             BIGINT NOT NULL,
+			error                TEXT COLLATE "C" NOT NULL,
+			next_attempt_unix_ns BIGINT NOT NULL,
+			sent_as              TEXT COLLATE "C" NOT NULL,
+			updated_unix_ns      BIGINT NOT NULL,
+			PRIMARY KEY (culprit, revision, recipient)
+		)`,
+	},
 }

@@ -80,14 +80,6 @@ type ReportConfig struct {
 	SMTP *SMTPConfig
 }
 
-// SMTPConfig is the mail server and recipients of findings.
-type SMTPConfig struct {
-	Addr   string // host:port
-	From   string
-	To     []string
-	Author bool // also mail the culprit's author
-}
-
 // Defaults of a watch file.
 const (
 	DefaultInterval   = 10 * time.Minute
@@ -335,24 +327,4 @@ func (p *parser) jobs(n *yaml.Node, field string) []JobConfig {
 		out = append(out, jc)
 	}
 	return out
-}
-
-func (p *parser) smtp(n *yaml.Node, field string) *SMTPConfig {
-	s := &SMTPConfig{}
-	p.fields(n, field, map[string]func(*yaml.Node, string){
-		"addr":   func(n *yaml.Node, f string) { s.Addr = p.str(n, f) },
-		"from":   func(n *yaml.Node, f string) { s.From = p.str(n, f) },
-		"to":     func(n *yaml.Node, f string) { s.To = p.strings(n, f) },
-		"author": func(n *yaml.Node, f string) { s.Author = p.bool(n, f) },
-	})
-	if s.Addr == "" || !strings.Contains(s.Addr, ":") {
-		p.errorf(n, field+".addr", "want host:port of the mail server, not %q", s.Addr)
-	}
-	if s.From == "" {
-		p.errorf(n, field+".from", "required: the sender address")
-	}
-	if len(s.To) == 0 && !s.Author {
-		p.errorf(n, field+".to", "required unless author: true: the recipients")
-	}
-	return s
 }

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/perfbot/perfbot/internal/finding"
@@ -46,8 +44,7 @@ func (w *Watcher) record(ctx context.Context, st *store.Store, f *finding.Findin
 // hookKind records, per culprit, that the report hook ran for it.
 const hookKind = "watch-hook"
 
-// tell runs the hook (once per finding) and mails the recipients not yet
-// mailed.
+// tell runs the hook, once per finding.
 func (w *Watcher) tell(ctx context.Context, st *store.Store, f *finding.Finding, file string) error {
 	if hook := w.Config.Report.Hook; hook != "" {
 		if _, err := st.GetState(ctx, hookKind, f.Culprit); errors.Is(err, store.ErrNotFound) {
@@ -58,11 +55,12 @@ func (w *Watcher) tell(ctx context.Context, st *store.Store, f *finding.Finding,
 			}
 		}
 	}
-	return w.mail(ctx, st, f)
+	return nil
 }
 
-// tellPending tells the findings the policy reports whose hook or mail
-// has not gone out yet (the server was down, a recipient was refused).
+// tellPending runs the hook of the findings the policy reports that have
+// not had it, and mails what the findings call for (MailFindings: first
+// mails, updates, retries of failed ones).
 func (w *Watcher) tellPending(ctx context.Context, st *store.Store, policy string) {
 	fs, err := st.Findings(ctx)
 	if err != nil {
@@ -78,6 +76,9 @@ func (w *Watcher) tellPending(ctx context.Context, st *store.Store, policy strin
 		if err := w.tell(ctx, st, f, file); err != nil {
 			w.logf("watch: %v", err)
 		}
+	}
+	if err := MailFindings(ctx, &w.Config.Report, st, policy, time.Now(), w.logf); err != nil {
+		w.logf("watch: mail: %v", err)
 	}
 }
 
@@ -106,51 +107,4 @@ func (w *Watcher) export(f *finding.Finding, data []byte) (string, error) {
 		}
 	}
 	return base + ".json", nil
-}
-
-// mail sends the finding to the recipients it has not been sent to yet,
-// and records them: at least once (a failed send is retried by the next
-// cycle), never twice.
-func (w *Watcher) mail(ctx context.Context, st *store.Store, f *finding.Finding) error {
-	cfg := w.Config.Report.SMTP
-	if cfg == nil {
-		return nil
-	}
-	to := slices.Clone(cfg.To)
-	if cfg.Author {
-		if addr := authorAddress(f.Author); addr != "" && !slices.Contains(to, addr) {
-			to = append(to, addr)
-		}
-	}
-	rec, err := st.Finding(ctx, f.Culprit)
-	if err != nil {
-		return err
-	}
-	var missing []string
-	for _, r := range to {
-		if !slices.Contains(rec.SentTo, r) {
-			missing = append(missing, r)
-		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	msg := report.FindingEmail(f, cfg.From, missing, time.Now())
-	accepted, err := notify.Mail(ctx, cfg.Addr, cfg.From, missing, msg)
-	if err != nil {
-		w.logf("watch: mailing %s: %v (the next cycle tries again)", gitrev.Short(f.Culprit), err)
-	}
-	if len(accepted) == 0 {
-		return nil
-	}
-	return st.MarkSent(ctx, f.Culprit, f.MessageID(), append(rec.SentTo, accepted...))
-}
-
-// authorAddress takes the address out of "Name <address>".
-func authorAddress(author string) string {
-	i, j := strings.IndexByte(author, '<'), strings.LastIndexByte(author, '>')
-	if i < 0 || j < i {
-		return ""
-	}
-	return author[i+1 : j]
 }

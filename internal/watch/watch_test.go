@@ -4,15 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-
-	"github.com/emersion/go-smtp"
 
 	"github.com/perfbot/perfbot/internal/build"
 	"github.com/perfbot/perfbot/internal/finding"
@@ -24,70 +19,6 @@ import (
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/testutil"
 )
-
-// mailbox is a real SMTP server on loopback (emersion/go-smtp) that keeps
-// what it receives.
-type mailbox struct {
-	mu   sync.Mutex
-	msgs []mail
-}
-
-type mail struct {
-	from string
-	to   []string
-	data string
-}
-
-type mailSession struct {
-	box *mailbox
-	cur mail
-}
-
-func (b *mailbox) NewSession(*smtp.Conn) (smtp.Session, error) { return &mailSession{box: b}, nil }
-
-func (s *mailSession) Reset()        { s.cur = mail{} }
-func (s *mailSession) Logout() error { return nil }
-func (s *mailSession) Mail(from string, _ *smtp.MailOptions) error {
-	s.cur.from = from
-	return nil
-}
-func (s *mailSession) Rcpt(to string, _ *smtp.RcptOptions) error {
-	s.cur.to = append(s.cur.to, to)
-	return nil
-}
-func (s *mailSession) Data(r io.Reader) error {
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return err
-	}
-	s.cur.data = string(b)
-	s.box.mu.Lock()
-	s.box.msgs = append(s.box.msgs, s.cur)
-	s.box.mu.Unlock()
-	return nil
-}
-
-func (b *mailbox) received() []mail {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]mail(nil), b.msgs...)
-}
-
-// startSMTP starts the server on a free loopback port.
-func startSMTP(t *testing.T) (*mailbox, string) {
-	t.Helper()
-	box := &mailbox{}
-	srv := smtp.NewServer(box)
-	srv.Domain = "localhost"
-	srv.AllowInsecureAuth = true
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(l)
-	t.Cleanup(func() { srv.Close() })
-	return box, l.Addr().String()
-}
 
 // TestWatchFindsRegression is issue 8's robot end to end: a real git
 // repository whose branch gains commits between cycles, real gcc builds
@@ -113,15 +44,15 @@ runs: 6
 metrics:
   - {name: work_ms, regex: 'work_ms: (?P<value>[0-9.]+)', better: lower}
 `, r.Dir))
-	box, addr := startSMTP(t)
+	box := testutil.StartSMTPServer(t, testutil.SMTPOptions{TLS: "starttls"})
 	watchFile := filepath.Join(dir, "watch.yaml")
 	write(t, watchFile, fmt.Sprintf(`jobs:
   - {file: bench.yaml, histories: [forced], anchor: true}
 branches: [main]
 report:
   dir: reports
-  smtp: {addr: %q, from: perfbot@localhost, to: [perf@example.org], author: true}
-`, addr))
+  smtp: {addr: %q, ca_file: %q, from: perfbot@localhost, to: [perf@example.org], author: true}
+`, box.Addr, box.CA.File))
 	cfg, err := Load(watchFile)
 	if err != nil {
 		t.Fatal(err)
@@ -171,19 +102,19 @@ report:
 	if f.Culprit != slow || f.Metric != "work_ms" || f.Verdict != "real-regression" || f.Change < 50 || len(f.Metrics) != 1 {
 		t.Errorf("finding %+v: want %s, work_ms, real-regression, about +100%%", f, slow[:12])
 	}
-	msgs := box.received()
+	msgs := box.Messages()
 	if len(msgs) != 1 {
 		t.Fatalf("%d mails, want 1", len(msgs))
 	}
 	m := msgs[0]
 	for _, want := range []string{"Subject: [main] " + slow[:12] + ": work_ms +", "regression", "Message-ID: <perfbot." + slow + "@",
 		"perfbot noticed a", "verdict: real-regression", "To reproduce:"} {
-		if !strings.Contains(m.data, want) {
-			t.Errorf("mail lacks %q:\n%s", want, m.data)
+		if !strings.Contains(m.Data, want) {
+			t.Errorf("mail lacks %q:\n%s", want, m.Data)
 		}
 	}
-	if strings.Join(m.to, ",") != "perf@example.org,test@perfbot.invalid" {
-		t.Errorf("mail went to %v, want the list and the author", m.to)
+	if strings.Join(m.To, ",") != "perf@example.org,test@perfbot.invalid" {
+		t.Errorf("mail went to %v, want the list and the author", m.To)
 	}
 
 	// The history: four tested commits, the step at the slowdown marked
@@ -225,7 +156,7 @@ report:
 	if err != nil || len(rep.Tested) != 0 || len(rep.Findings) != 0 {
 		t.Errorf("cycle 3 tested %d, findings %v (err %v); want nothing", len(rep.Tested), rep.Findings, err)
 	}
-	if n := len(box.received()); n != 1 {
+	if n := len(box.Messages()); n != 1 {
 		t.Errorf("%d mails after the restart, want still 1", n)
 	}
 	fs, err := cfg.Findings(ctx)

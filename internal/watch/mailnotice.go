@@ -1,0 +1,54 @@
+package watch
+
+import (
+	"context"
+	"fmt"
+	netmail "net/mail"
+	"strings"
+	"time"
+
+	"github.com/perfbot/perfbot/internal/notify"
+	"github.com/perfbot/perfbot/internal/report"
+)
+
+// Notify mails subject and body to the report's recipients
+// (report.smtp.to, not the authors) through its mail server, as the
+// findings' mails go: perfbot's one way to tell of something that is not
+// a finding (a watch whose cycles keep failing). It is not kept in the
+// outbox: the caller decides whether and when to tell again. It returns
+// an error unless every recipient accepted the message; without
+// report.smtp or recipients it does nothing.
+func (rc *ReportConfig) Notify(ctx context.Context, subject, body string) error {
+	cfg := rc.SMTP
+	if cfg == nil || len(cfg.To) == 0 {
+		return nil
+	}
+	srv, err := cfg.Server()
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	h := report.MailHeader{From: netmail.Address{Address: cfg.From}, Subject: subject,
+		MessageID: fmt.Sprintf("<perfbot.notice.%d@perfbot.invalid>", now.UnixNano()), Date: now}
+	for _, to := range cfg.To {
+		h.To = append(h.To, netmail.Address{Address: to})
+	}
+	msg, err := report.Email(h, body)
+	if err != nil {
+		return err
+	}
+	res, err := notify.Send(ctx, srv, cfg.From, cfg.To, msg)
+	if err != nil {
+		return err
+	}
+	var missed []string
+	for _, m := range []map[string]error{res.Refused, res.Deferred} {
+		for to, err := range m {
+			missed = append(missed, fmt.Sprintf("%s (%v)", to, err))
+		}
+	}
+	if len(missed) > 0 {
+		return fmt.Errorf("mail server %s refused %s", cfg.Addr, strings.Join(missed, ", "))
+	}
+	return nil
+}

@@ -37,7 +37,7 @@ func TestEffects(t *testing.T) {
 	ctx := context.Background()
 	tr := create(t, Options{History: HistoryTriage})
 	dm := create(t, Options{History: HistoryDemo})
-	textPad, err := padObject(ctx, tr.Dir, t.TempDir(), TextRestorePad, 0)
+	textPad, err := padObject(ctx, tr.Dir, t.TempDir(), DefaultPlacement.RestorePad(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,11 +68,15 @@ yourself afterwards; demo prints the commands.`,
 				// Where is this CPU slow? The history's text-alignment
 				// commit moves the hot loop from a fast offset to a slow
 				// one of this CPU, if it has one.
-				cpu, err := measure.ChooseCPU(ctx, f.cpu, f.runs, f.effect, a.logf)
-				if err != nil {
-					return err
+				cpu := demo.AutoCPU
+				if f.cpu != "" && f.cpu != "auto" {
+					var err error
+					if cpu, err = measure.ChooseCPU(ctx, f.cpu, f.runs, f.effect, a.logf); err != nil {
+						return err
+					}
 				}
 				fmt.Fprintf(a.stderr, "perfbot: calibrating: where in its 64-byte line does this CPU run the demo's hot loop slowly?\n")
+				var err error
 				cal, err = demo.Calibrate(ctx, demo.CalibrateOptions{Dir: filepath.Join(dir, "calibration"), CPU: cpu, Log: indent{a.stderr}})
 				if err != nil {
 					return fmt.Errorf("calibrating the demo: %w", err)

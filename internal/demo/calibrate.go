@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/perfbot/perfbot/internal/measure"
 	"github.com/perfbot/perfbot/internal/run"
 )
 
@@ -50,7 +51,8 @@ type CalibrateOptions struct {
 	CPU int
 	// Seed orders the runs (0 is a seed too).
 	Seed uint64
-	// Log, when set, receives one line per step.
+	// Log, when set, receives one line per step (and one when it waits
+	// for another perfbot's measurement).
 	Log io.Writer
 }
 
@@ -104,7 +106,8 @@ func (c *Calibration) String() string {
 // interleaved rounds, takes
 // the largest difference between two offsets that a 16, 32 or 48-byte
 // helper can bridge, and confirms it with fresh interleaved pairs of the
-// very builds the history's base and text-alignment commit make. It needs
+// very builds the history's base and text-alignment commit make, holding
+// the machine's measuring lock (measure.LockMachine) throughout. It needs
 // make and a C compiler, and takes about 15 s on a quiet machine.
 func Calibrate(ctx context.Context, opt CalibrateOptions) (*Calibration, error) {
 	if opt.Offsets == nil {
@@ -140,12 +143,23 @@ func Calibrate(ctx context.Context, opt CalibrateOptions) (*Calibration, error) 
 			fmt.Fprintf(opt.Log, format+"\n", args...)
 		}
 	}
+	// Builds and runs beside another perfbot's would spoil both.
+	release, err := measure.LockMachine(ctx, func(holder string) {
+		logf("waiting for %s to finish measuring on this machine", holder)
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	cal := &Calibration{CPU: opt.CPU}
 	if cal.CPU == AutoCPU {
 		cal.CPU = -1
 		if c, err := run.Calibrate(ctx, run.Allowed(), run.CalibrateOptions{}); err == nil {
 			cal.CPU = c.Quietest()
 		}
+	}
+	if cal.CPU >= 0 {
+		logf("runs pinned to CPU %d", cal.CPU)
 	}
 	scan, err := newScanner(ctx, filepath.Join(dir, "scan"))
 	if err != nil {

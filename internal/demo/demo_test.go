@@ -411,6 +411,8 @@ func TestCreateErrors(t *testing.T) {
 		{t.TempDir(), Options{History: HistoryDemo, Commits: 5}, "fixed length"},
 		{t.TempDir(), Options{History: HistoryBisect, Commits: 5}, "8 to 10000 commits"},
 		{t.TempDir(), Options{History: HistoryBisectMerge, Commits: 7}, "8 to 10000 commits"},
+		{t.TempDir(), Options{History: HistoryTriage, Text: &Placement{Lead: 64, Hook: 32}}, "lead 64 bytes is not in 0..63"},
+		{t.TempDir(), Options{History: HistoryTriage, Text: &Placement{Lead: 3, Hook: 20}}, "hook 20 bytes is not 16, 32 or 48"},
 	} {
 		_, err := Create(tc.dir, tc.opt)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

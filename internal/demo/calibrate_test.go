@@ -50,6 +50,31 @@ func TestCalibrate(t *testing.T) {
 	if cal.Slower != slower || cal.Matters() != want {
 		t.Errorf("Matters() = %v with %d slower pairs (counted %d) and median %.3f", cal.Matters(), cal.Slower, slower, median(cal.Ratios))
 	}
+	// The rule's other side, on offsets the scan found flat (within 3 %
+	// of the fastest, 16 bytes apart): a calibration over them only must
+	// say that no offset matters, and why.
+	var flatOffsets []int
+	for base := 0; base < 16 && len(flatOffsets) < 2; base += 2 {
+		flatOffsets = flatOffsets[:0]
+		for _, s := range cal.Scan {
+			if (s.Offset-base)%16 == 0 && s.Median <= 1.03*fast.Median {
+				flatOffsets = append(flatOffsets, s.Offset)
+			}
+		}
+	}
+	if len(flatOffsets) < 2 {
+		t.Logf("no two flat offsets 16 bytes apart on this CPU; the negative case is not checked")
+	} else {
+		var flog strings.Builder
+		flat, err := Calibrate(context.Background(), CalibrateOptions{CPU: cal.CPU, Offsets: flatOffsets, Log: &flog})
+		t.Logf("flat offsets %v:\n%s", flatOffsets, flog.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if flat.Matters() || !strings.Contains(flat.String(), "no offset matters on this CPU") {
+			t.Errorf("offsets %v, flat in the scan, matter: %s", flatOffsets, flat)
+		}
+	}
 	if cal.Runs != 32*3+24 || cal.Builds != 1+32+2 || len(cal.Scan) != 32 {
 		t.Errorf("%d offsets, %d runs and %d builds, want 32, 120 and 35", len(cal.Scan), cal.Runs, cal.Builds)
 	}

@@ -67,3 +67,18 @@ func TestDemoWatchRecipe(t *testing.T) {
 		t.Errorf("the recipe's watch file: %+v", cfg)
 	}
 }
+
+// TestIndent: the calibration's lines are indented under the demo's own,
+// however they arrive.
+func TestIndent(t *testing.T) {
+	var b strings.Builder
+	w := indent{&b}
+	for _, p := range []string{"one\n", "two\nthree\n"} {
+		if n, err := w.Write([]byte(p)); n != len(p) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", p, n, err)
+		}
+	}
+	if got, want := b.String(), "  one\n  two\n  three\n"; got != want {
+		t.Errorf("indented %q, want %q", got, want)
+	}
+}

@@ -1,13 +1,16 @@
 // Package demo generates real C benchmark projects with real git
 // histories, for perfbot's demo and its end-to-end tests.
 //
-// [Create] writes a small C benchmark (bench.c, data.c and a Makefile that
-// honours CFLAGS, LDFLAGS and EXTRA_OBJS) with a perfbot job file into a
-// new git repository, and commits a history whose every commit has a known
-// effect on the benchmark's metrics. The effects hold for gcc 12.2 on
-// x86-64 with GNU ld: the tests check each commit's layout with the ELF
-// symbols and a disassembler, and TestEffects (run with
-// PERFBOT_TEST_CPU_EFFECTS=1) times them on the host.
+// [Create] writes a small C benchmark (bench.c, text.c, data.c and a
+// Makefile that honours CFLAGS, LDFLAGS and EXTRA_OBJS) with a perfbot job
+// file into a new git repository, and commits a history whose every
+// commit has a known effect on the benchmark's metrics. The layouts hold
+// for gcc 12.2 on x86-64 with GNU ld: the tests check each commit's layout
+// with the ELF symbols and a disassembler. Whether a layout costs time is
+// the CPU's business: [Calibrate] measures where the text kernel's inner
+// loop runs fast and slow on the host and returns the [Placement] that
+// puts the text-alignment commit between the two; TestEffects times every
+// commit's effect on the host.
 package demo
 
 import (
@@ -23,12 +26,14 @@ import (
 const (
 	// EffectBase marks the first commit.
 	EffectBase = "base"
-	// EffectTextAlignment: adds a 16-byte function (text_words) just
-	// before text_kernel. No instruction of the kernel changes, but its
-	// 11-byte inner loop (do { s += v; v >>= 1; } while (--x)) moves from
-	// byte 45 to byte 61 of its 64-byte line and so crosses into the next
-	// line: text_ms about 1.43x. Building both sides with [AlignCFLAGS], or
-	// linking [TextRestorePad] bytes of code first, removes the effect.
+	// EffectTextAlignment: adds a function (text_trace, [Placement].Hook
+	// bytes: 16, 32 or 48) just before text_kernel. No instruction of the
+	// kernel changes, but its 11-byte inner loop (do { s += v; v >>= 1; }
+	// while (--x)) moves from byte Placement.Fast to Placement.Slow of its
+	// 64-byte line: with [DefaultPlacement] from 22 to 54, text_ms about
+	// 1.38x on the project's AMD EPYC hosts. Building both sides with
+	// [AlignCFLAGS], or linking [Placement.RestorePad] bytes of code first,
+	// removes the effect.
 	EffectTextAlignment = "text-alignment"
 	// EffectDataAlignment: drops an unused 16-byte global (data_range)
 	// that precedes data_kernel's two 16 KiB float arrays
@@ -61,10 +66,6 @@ const (
 	// AlignCFLAGS aligns every function and loop to 64 bytes; with it on
 	// both sides the text-alignment commit changes nothing.
 	AlignCFLAGS = "-falign-functions=64 -falign-loops=64"
-	// TextRestorePad is the code padding (TEXT_PAD of tools/pad.c) that
-	// puts the text-alignment commit's inner loop back at the base's
-	// offset.
-	TextRestorePad = 48
 	// DataRestorePad is the data padding (DATA_PAD of tools/pad.c) that
 	// puts the data-alignment commit's arrays back at the base's offset
 	// mod 32.
@@ -138,6 +139,10 @@ type Options struct {
 	// Seed places the special commits of the "bisect", "bisect-merge" and
 	// "watch" histories; the same seed gives the same history.
 	Seed uint64
+	// Text places the text kernel's inner loop in the base and in the
+	// text-alignment commit: [Calibrate] measures one for this CPU; nil
+	// means [DefaultPlacement].
+	Text *Placement
 }
 
 // Commit is one commit that [Create] made.
@@ -287,15 +292,22 @@ type step struct {
 }
 
 func planHistory(opt Options) ([]step, error) {
+	p := DefaultPlacement
+	if opt.Text != nil {
+		p = *opt.Text
+	}
+	if err := p.check(); err != nil {
+		return nil, err
+	}
 	switch opt.History {
 	case HistoryDemo, HistoryTriage:
 		if opt.Commits != 0 {
 			return nil, fmt.Errorf("demo: history %q has a fixed length; Options.Commits must be 0, not %d", opt.History, opt.Commits)
 		}
 		if opt.History == HistoryDemo {
-			return planDemo(), nil
+			return planDemo(p), nil
 		}
-		return planTriage(), nil
+		return planTriage(p), nil
 	case HistoryBisect:
 		n := opt.Commits
 		if n == 0 {
@@ -304,7 +316,7 @@ func planHistory(opt Options) ([]step, error) {
 		if n < 8 || n > 10000 {
 			return nil, fmt.Errorf("demo: history %q needs 8 to 10000 commits, not %d", opt.History, n)
 		}
-		return planBisect(n, opt.Seed), nil
+		return planBisect(n, opt.Seed, p), nil
 	case HistoryBisectMerge:
 		n := opt.Commits
 		if n == 0 {
@@ -313,7 +325,7 @@ func planHistory(opt Options) ([]step, error) {
 		if n < 8 || n > 10000 {
 			return nil, fmt.Errorf("demo: history %q needs 8 to 10000 commits, not %d", opt.History, n)
 		}
-		return planBisectMerge(n, opt.Seed), nil
+		return planBisectMerge(n, opt.Seed, p), nil
 	case HistoryWatch:
 		n := opt.Commits
 		if n == 0 {
@@ -322,7 +334,7 @@ func planHistory(opt Options) ([]step, error) {
 		if n < 8 || n > 10000 {
 			return nil, fmt.Errorf("demo: history %q needs 8 to 10000 commits, not %d", opt.History, n)
 		}
-		return planWatch(n, opt.Seed), nil
+		return planWatch(n, opt.Seed, p), nil
 	case "":
 		return nil, fmt.Errorf("demo: Options.History is empty; want %s", historyNames)
 	}
@@ -332,7 +344,7 @@ func planHistory(opt Options) ([]step, error) {
 // historyNames lists the histories for error messages.
 var historyNames = fmt.Sprintf("%q, %q, %q, %q or %q", HistoryDemo, HistoryTriage, HistoryBisect, HistoryBisectMerge, HistoryWatch)
 
-func baseTree() *tree { return &tree{} }
+func baseTree(p Placement) *tree { return &tree{Lead: p.Lead} }
 
 func baseStep(t *tree) step {
 	return step{
@@ -342,12 +354,12 @@ func baseStep(t *tree) step {
 	}
 }
 
-func textStep(t *tree) step {
-	t.Words = true
+func textStep(t *tree, p Placement) step {
+	t.Hook = p.Hook
 	return step{
 		label: EffectTextAlignment, effect: EffectTextAlignment, metric: MetricText, tree: t,
-		subject: "bench: add text_words() helper",
-		body:    "For callers that size their own buffers. Not used by the benchmark yet.",
+		subject: "bench: add a text_trace() patch site",
+		body:    "A place for a tracer to patch in a call. Nothing calls it yet.",
 	}
 }
 
@@ -386,22 +398,24 @@ func docStep(t *tree) step {
 	}
 }
 
-func planDemo() []step {
-	t := baseTree()
+func planDemo(p Placement) []step {
+	t := baseTree(p)
 	s := []step{baseStep(t)}
 	t = t.clone()
-	s = append(s, textStep(t))
+	s = append(s, textStep(t, p))
+	t = t.clone()
+	s = append(s, dataStep(t))
 	t = t.clone()
 	s = append(s, realStep(t, true))
 	t = t.clone()
 	return append(s, docStep(t))
 }
 
-func planTriage() []step {
-	base := baseTree()
+func planTriage(p Placement) []step {
+	base := baseTree(p)
 	s := []step{baseStep(base)}
 	for _, mk := range []func(*tree) step{
-		textStep,
+		func(t *tree) step { return textStep(t, p) },
 		dataStep,
 		func(t *tree) step { return realStep(t, false) },
 		docStep,

@@ -105,15 +105,15 @@ func TestDemoHistory(t *testing.T) {
 	for _, c := range r.Commits {
 		got = append(got, c.Label+"/"+c.Effect)
 	}
-	want := []string{"base/base", "text-alignment/text-alignment", "real-regression/real-regression", "no-change/no-change"}
+	want := []string{"base/base", "text-alignment/text-alignment", "data-alignment/data-alignment", "real-regression/real-regression", "no-change/no-change"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("demo commits = %v, want %v", got, want)
 	}
 	if fp := firstParents(t, r.Dir); !slices.Equal(fp, hashes(r.Commits)) {
 		t.Errorf("main's first-parent history %v differs from Commits %v", fp, hashes(r.Commits))
 	}
-	if head := git(t, r.Dir, "rev-parse", "HEAD"); head != r.Commits[3].Hash {
-		t.Errorf("HEAD = %s, want the last commit %s", head, r.Commits[3].Hash)
+	if head := git(t, r.Dir, "rev-parse", "HEAD"); head != r.Commits[4].Hash {
+		t.Errorf("HEAD = %s, want the last commit %s", head, r.Commits[4].Hash)
 	}
 	checkJobFile(t, r)
 }
@@ -137,7 +137,7 @@ func TestTriageHistory(t *testing.T) {
 	}
 	// Each case touches only what its effect says.
 	for effect, files := range map[string]string{
-		EffectTextAlignment:  "bench.c",
+		EffectTextAlignment:  "text.c",
 		EffectDataAlignment:  "data.c",
 		EffectRealRegression: "bench.c",
 		EffectNoChange:       "NOTES.md",
@@ -204,7 +204,7 @@ func TestWatchHistory(t *testing.T) {
 	}
 	checkLinePlan(t, r.Commits, EffectBase, EffectTextAlignment, EffectDataAlignment, EffectRealRegression, EffectBuildFailure)
 	for effect, files := range map[string]string{
-		EffectTextAlignment:  "bench.c",
+		EffectTextAlignment:  "text.c",
 		EffectDataAlignment:  "data.c",
 		EffectRealRegression: "bench.c",
 		EffectBuildFailure:   "bench.c",
@@ -260,7 +260,7 @@ func TestBisectPlans(t *testing.T) {
 	positions := make(map[[3]int]bool)
 	for _, n := range []int{8, 9, 16, 64, 200} {
 		for seed := range uint64(50) {
-			steps := planBisect(n, seed)
+			steps := planBisect(n, seed, DefaultPlacement)
 			if len(steps) != n {
 				t.Fatalf("planBisect(%d, %d) planned %d commits", n, seed, len(steps))
 			}
@@ -282,7 +282,7 @@ func TestBisectPlans(t *testing.T) {
 				positions[pos] = true
 			}
 			// Deterministic.
-			again := planBisect(n, seed)
+			again := planBisect(n, seed, DefaultPlacement)
 			for i := range steps {
 				if steps[i].label != again[i].label || steps[i].subject != again[i].subject {
 					t.Fatalf("planBisect(%d, %d) is not deterministic at commit %d", n, seed, i)
@@ -302,7 +302,7 @@ func TestWatchPlans(t *testing.T) {
 	positions := make(map[[4]int]bool)
 	for _, n := range []int{8, 9, 40, 200} {
 		for seed := range uint64(50) {
-			steps := planWatch(n, seed)
+			steps := planWatch(n, seed, DefaultPlacement)
 			cs := make([]Commit, len(steps))
 			var pos [4]int
 			for i, s := range steps {
@@ -326,7 +326,7 @@ func TestWatchPlans(t *testing.T) {
 	// Seed 3's 12-commit bisect history (TestDeterministicHashes) keeps its
 	// special commits where they were.
 	var got []string
-	for i, s := range planBisect(12, 3) {
+	for i, s := range planBisect(12, 3, DefaultPlacement) {
 		if s.effect != EffectNoChange {
 			got = append(got, fmt.Sprintf("%s@%d", s.effect, i))
 		}
@@ -411,6 +411,8 @@ func TestCreateErrors(t *testing.T) {
 		{t.TempDir(), Options{History: HistoryDemo, Commits: 5}, "fixed length"},
 		{t.TempDir(), Options{History: HistoryBisect, Commits: 5}, "8 to 10000 commits"},
 		{t.TempDir(), Options{History: HistoryBisectMerge, Commits: 7}, "8 to 10000 commits"},
+		{t.TempDir(), Options{History: HistoryTriage, Text: &Placement{Lead: 64, Hook: 32}}, "lead 64 bytes is not in 0..63"},
+		{t.TempDir(), Options{History: HistoryTriage, Text: &Placement{Lead: 3, Hook: 20}}, "hook 20 bytes is not 16, 32 or 48"},
 	} {
 		_, err := Create(tc.dir, tc.opt)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -13,7 +13,7 @@ import (
 // planBisect plans n commits: the base, then n-1 commits among which sit,
 // at positions drawn from seed, the real regression, the text alignment
 // shift and the broken build (whose next commit fixes it).
-func planBisect(n int, seed uint64) []step {
+func planBisect(n int, seed uint64, p Placement) []step {
 	rng := rand.New(rand.NewPCG(seed, 0x70657266626f74)) // "perfbot"
 	// Positions 1..n-1; the broken commit is followed by its fix, so it is
 	// at most n-2 and neither it nor its fix may be a culprit.
@@ -25,8 +25,8 @@ func planBisect(n int, seed uint64) []step {
 			break
 		}
 	}
-	return assemble(n, rng, map[int]func(*tree) step{
-		realAt: func(t *tree) step { return realStep(t, false) }, textAt: textStep,
+	return assemble(n, rng, p, map[int]func(*tree) step{
+		realAt: func(t *tree) step { return realStep(t, false) }, textAt: func(t *tree) step { return textStep(t, p) },
 		brokenAt: brokenStep, brokenAt + 1: fixStep,
 	})
 }
@@ -37,7 +37,7 @@ func planBisect(n int, seed uint64) []step {
 // broken build (whose next commit fixes it); all others are quiet. It is
 // planBisect with a data-alignment commit, drawn from a stream of its own
 // so that the bisect history of a seed stays what it was.
-func planWatch(n int, seed uint64) []step {
+func planWatch(n int, seed uint64, p Placement) []step {
 	rng := rand.New(rand.NewPCG(seed, 0x7761746368)) // "watch"
 	var realAt, textAt, dataAt, brokenAt int
 	for {
@@ -48,8 +48,8 @@ func planWatch(n int, seed uint64) []step {
 			break
 		}
 	}
-	return assemble(n, rng, map[int]func(*tree) step{
-		realAt: func(t *tree) step { return realStep(t, false) }, textAt: textStep, dataAt: dataStep,
+	return assemble(n, rng, p, map[int]func(*tree) step{
+		realAt: func(t *tree) step { return realStep(t, false) }, textAt: func(t *tree) step { return textStep(t, p) }, dataAt: dataStep,
 		brokenAt: brokenStep, brokenAt + 1: fixStep,
 	})
 }
@@ -57,8 +57,8 @@ func planWatch(n int, seed uint64) []step {
 // assemble makes the n commits of a history: the base, then at each
 // position the planted step placed there, or a quiet commit drawn from
 // rng (in position order, so a seed's history is always the same).
-func assemble(n int, rng *rand.Rand, planted map[int]func(*tree) step) []step {
-	t := baseTree()
+func assemble(n int, rng *rand.Rand, p Placement, planted map[int]func(*tree) step) []step {
+	t := baseTree(p)
 	s := []step{baseStep(t)}
 	for i := 1; i < n; i++ {
 		t = t.clone()
@@ -130,7 +130,7 @@ var quietTopics = []struct{ topic, text string }{
 // alignment shift on main and the real regression on the branch, at
 // positions drawn from seed. Plan order: main up to the fork, the branch,
 // then the rest of main.
-func planBisectMerge(n int, seed uint64) []step {
+func planBisectMerge(n int, seed uint64, p Placement) []step {
 	rng := rand.New(rand.NewPCG(seed, 0x6d65726765)) // "merge"
 	nb := max(4, n/3)
 	fork := 1 + rng.IntN(n/2)                // main index the branch starts from
@@ -142,7 +142,7 @@ func planBisectMerge(n int, seed uint64) []step {
 	}
 	var s []step
 	mainIdx := map[int]int{} // main index -> plan index
-	t := baseTree()
+	t := baseTree(p)
 	addMain := func(i int, st step) {
 		if i > 0 {
 			st.parents = []int{mainIdx[i-1]}
@@ -153,7 +153,7 @@ func planBisectMerge(n int, seed uint64) []step {
 	mainStep := func(i int) step {
 		t = t.clone()
 		if i == textAt {
-			return textStep(t)
+			return textStep(t, p)
 		}
 		return quietStep(t, i, rng)
 	}

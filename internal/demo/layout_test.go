@@ -14,20 +14,17 @@ import (
 // says and nothing else. They take a few seconds (about 15 builds).
 
 // checkTextShift checks that after differs from before only by where
-// text_kernel sits: same bytes, its inner loop moved from inside one
-// 64-byte line to across two, data in the same place.
-func checkTextShift(t *testing.T, before, after *binInfo) {
+// text_kernel sits: same bytes, its inner loop moved from byte p.Fast of
+// its 64-byte line to byte p.Slow, data in the same place.
+func checkTextShift(t *testing.T, p Placement, before, after *binInfo) {
 	t.Helper()
 	if !bytes.Equal(before.code(t, "text_kernel"), after.code(t, "text_kernel")) {
 		t.Error("text_kernel's bytes changed: the text-alignment commit must not change the loop's code")
 	}
 	lb, la := before.innerLoop(t, "text_kernel"), after.innerLoop(t, "text_kernel")
 	t.Logf("inner loop: before %v; after %v", lb, la)
-	if lb.crosses() {
-		t.Errorf("before the text-alignment commit the inner loop (%v) already crosses a 64-byte line", lb)
-	}
-	if !la.crosses() {
-		t.Errorf("after the text-alignment commit the inner loop (%v) does not cross a 64-byte line", la)
+	if lb.offset() != uint64(p.Fast) || la.offset() != uint64(p.Slow) {
+		t.Errorf("the text-alignment commit moved the inner loop from byte %d to %d of its line, want %d to %d (%v)", lb.offset(), la.offset(), p.Fast, p.Slow, p)
 	}
 	for _, name := range []string{"data_x", "data_y", "text_input"} {
 		if b, a := before.sym(t, name).Value, after.sym(t, name).Value; b != a {
@@ -76,7 +73,7 @@ func TestLayoutTriage(t *testing.T) {
 	r := create(t, Options{History: HistoryTriage})
 	b := newBuilder(t, r)
 	ctx := context.Background()
-	textPad, err := padObject(ctx, r.Dir, t.TempDir(), TextRestorePad, 0)
+	textPad, err := padObject(ctx, r.Dir, t.TempDir(), DefaultPlacement.RestorePad(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +94,7 @@ func TestLayoutTriage(t *testing.T) {
 	bBase, bText, bData, bReal, bNone := bi[0], bi[1], bi[2], bi[3], bi[4]
 	bBaseAl, bTextAl, bRealAl, bTextPad, bDataPad := bi[5], bi[6], bi[7], bi[8], bi[9]
 
-	t.Run("text-alignment", func(t *testing.T) { checkTextShift(t, bBase, bText) })
+	t.Run("text-alignment", func(t *testing.T) { checkTextShift(t, DefaultPlacement, bBase, bText) })
 	t.Run("data-alignment", func(t *testing.T) { checkDataShift(t, bBase, bData) })
 	t.Run("real-regression", func(t *testing.T) {
 		if bBase.sym(t, "text_kernel") != bReal.sym(t, "text_kernel") ||
@@ -124,14 +121,14 @@ func TestLayoutTriage(t *testing.T) {
 		}
 	})
 	t.Run("text-padding", func(t *testing.T) {
-		// TextRestorePad bytes of code linked first put the
+		// RestorePad bytes of code linked first put the
 		// text-alignment commit's loop back at the base's offset.
 		lb, lp := bBase.innerLoop(t, "text_kernel"), bTextPad.innerLoop(t, "text_kernel")
 		if lb.offset() != lp.offset() {
 			t.Errorf("padded text-alignment commit: loop %v, base %v", lp, lb)
 		}
-		if d := bTextPad.sym(t, "text_kernel").Value - bText.sym(t, "text_kernel").Value; d != TextRestorePad {
-			t.Errorf("%d bytes of text padding moved text_kernel by %d bytes", TextRestorePad, d)
+		if d := bTextPad.sym(t, "text_kernel").Value - bText.sym(t, "text_kernel").Value; d != uint64(DefaultPlacement.RestorePad()) {
+			t.Errorf("%d bytes of text padding moved text_kernel by %d bytes", DefaultPlacement.RestorePad(), d)
 		}
 	})
 	t.Run("data-padding", func(t *testing.T) {
@@ -149,13 +146,40 @@ func TestLayoutDemo(t *testing.T) {
 	needTools(t)
 	r := create(t, Options{History: HistoryDemo})
 	b := newBuilder(t, r)
-	bins := b.buildAll(t, bj(r.Commits[0].Hash), bj(r.Commits[1].Hash), bj(r.Commits[2].Hash), bj(r.Commits[3].Hash))
-	base, text, real, none := readBin(t, bins[0]), readBin(t, bins[1]), readBin(t, bins[2]), readBin(t, bins[3])
-	checkTextShift(t, base, text)
-	if text.sym(t, "text_kernel") != real.sym(t, "text_kernel") {
+	var jobs []buildJob
+	for _, c := range r.Commits {
+		jobs = append(jobs, bj(c.Hash))
+	}
+	var bi []*binInfo
+	for _, p := range b.buildAll(t, jobs...) {
+		bi = append(bi, readBin(t, p))
+	}
+	base, text, data, real, none := bi[0], bi[1], bi[2], bi[3], bi[4]
+	checkTextShift(t, DefaultPlacement, base, text)
+	checkDataShift(t, text, data)
+	if data.sym(t, "text_kernel") != real.sym(t, "text_kernel") {
 		t.Error("the real regression moved text_kernel")
 	}
 	checkIdentical(t, "no-change", real, none)
+}
+
+// TestDefaultPlacement: with no lead the inner loop starts where
+// DefaultPlacement's arithmetic assumes (gcc 12.2, GNU ld, x86-64), and a
+// placement of another CPU puts the loop where it says.
+func TestDefaultPlacement(t *testing.T) {
+	needTools(t)
+	bin, err := buildTree(context.Background(), &tree{}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, err := loopOffset(bin); err != nil || o != noLeadOffset {
+		t.Errorf("with no lead the inner loop is at byte %d (%v), DefaultPlacement assumes %d: update noLeadOffset", o, err, noLeadOffset)
+	}
+	p := Placement{Lead: (13 - noLeadOffset + 64) % 64, Hook: 48, Fast: 13, Slow: 61}
+	r := create(t, Options{History: HistoryTriage, Text: &p})
+	b := newBuilder(t, r)
+	bins := b.buildAll(t, bj(r.ByLabel("base").Hash), bj(r.ByLabel("text-alignment").Hash))
+	checkTextShift(t, p, readBin(t, bins[0]), readBin(t, bins[1]))
 }
 
 func TestLayoutBisect(t *testing.T) {
@@ -200,7 +224,7 @@ func checkLineLayout(t *testing.T, r *Repo) {
 		i++
 		switch c.Effect {
 		case EffectTextAlignment:
-			checkTextShift(t, prev, cur)
+			checkTextShift(t, DefaultPlacement, prev, cur)
 		case EffectDataAlignment:
 			checkDataShift(t, prev, cur)
 		case EffectRealRegression:

@@ -10,11 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // These helpers build and time the generated benchmark without perfbot,
@@ -85,29 +82,6 @@ func padObject(ctx context.Context, repoDir, dir string, text, data int) (string
 	return obj, nil
 }
 
-// runMetric runs the binary bin once with args, in its own directory, and
-// returns the value of metric (a line "metric: value" of its output).
-func runMetric(ctx context.Context, bin string, args []string, metric string) (float64, error) {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir = filepath.Dir(bin)
-	out, err := cmd.Output()
-	if err != nil {
-		return 0, fmt.Errorf("demo: running %s %s: %v", bin, strings.Join(args, " "), err)
-	}
-	re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(metric) + `: ([0-9.eE+-]+)$`)
-	m := re.FindSubmatch(out)
-	if m == nil {
-		return 0, fmt.Errorf("demo: %s %s printed no %q line:\n%s", bin, strings.Join(args, " "), metric, tail(out, 5))
-	}
-	v, err := strconv.ParseFloat(string(m[1]), 64)
-	if err != nil || v <= 0 {
-		return 0, fmt.Errorf("demo: %s printed a bad %s value %q", bin, metric, m[1])
-	}
-	return v, nil
-}
-
 // abResult is the outcome of [runAB].
 type abResult struct {
 	Metric string
@@ -155,19 +129,6 @@ func runAB(ctx context.Context, a, b string, args []string, metric string, pairs
 	return res, nil
 }
 
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
 // untar extracts a git archive (regular files and directories only).
 func untar(r io.Reader, dir string) error {
 	tr := tar.NewReader(r)
@@ -206,13 +167,4 @@ func untar(r io.Reader, dir string) error {
 			}
 		}
 	}
-}
-
-// tail returns the last n lines of out.
-func tail(out []byte, n int) string {
-	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

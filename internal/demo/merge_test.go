@@ -73,7 +73,7 @@ func TestBisectMergeHistory(t *testing.T) {
 func TestBisectMergePlans(t *testing.T) {
 	for _, n := range []int{8, 9, 24, 100} {
 		for seed := range uint64(40) {
-			steps := planBisectMerge(n, seed)
+			steps := planBisectMerge(n, seed, DefaultPlacement)
 			count, onMain := map[string]int{}, 0
 			for i, s := range steps {
 				count[s.effect]++

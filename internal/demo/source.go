@@ -11,12 +11,15 @@ import (
 // of every history is one tree rendered in full; the fields are the only
 // ways the commits differ.
 type tree struct {
-	// Words adds the text_words helper just before text_kernel. It is
-	// 16 bytes of code, which moves text_kernel and its inner loop 16
-	// bytes further: with gcc 12 -O2 on x86-64 the loop then crosses a
-	// 64-byte line (text alignment only; no instruction of the kernel
-	// changes).
-	Words bool
+	// Lead is the padding (bytes of int3) that text.c puts before the
+	// kernel, so that the base's inner loop starts at the offset of its
+	// 64-byte line that [Placement] chose (see Placement.Lead).
+	Lead int
+	// Hook, when not zero, adds the text_trace helper of Hook bytes of
+	// code just before text_kernel, which moves text_kernel and its inner
+	// loop Hook bytes further (text alignment only; no instruction of the
+	// kernel changes).
+	Hook int
 	// NoRange drops the unused 16-byte global data_range that precedes
 	// data_x and data_y, which moves both arrays by 16 bytes: from 0 to 16
 	// mod 32, so half of their 32-byte vector loads split a cache line
@@ -68,6 +71,7 @@ func (t *tree) clone() *tree {
 var templates = map[string]*template.Template{
 	"bench.c":     parse("bench.c", benchC),
 	"data.c":      parse("data.c", dataC),
+	"text.c":      parse("text.c", textC),
 	"Makefile":    parse("Makefile", makefile),
 	"NOTES.md":    parse("NOTES.md", notesMD),
 	".gitignore":  parse(".gitignore", gitignore),
@@ -91,20 +95,21 @@ func parse(name, text string) *template.Template {
 			return "tbest"
 		},
 		"trim": strings.TrimSpace,
+		"sub":  func(a, b int) int { return a - b },
 	}
 	return template.Must(template.New(name).Funcs(funcs).Parse(text))
 }
 
 // The benchmark. Its layout is deliberate; see the comments in it and
-// the package documentation before changing anything: with gcc 12.2 -O2
-// on x86-64 the base puts text_kernel at 16 mod 64 (inner loop at bytes 45 to 55
-// of its line) and data_x at 0 mod 32.
+// the package documentation before changing anything: text.c, linked
+// right after data.c with no alignment, puts text_kernel's inner loop
+// where [Placement] says; data.c puts data_x at 0 mod 32.
 const benchC = `/*
  * bench: a small benchmark with two kernels, for perfbot's demo.
  *
- * text_kernel sums each input word and its right shifts, one to four
- * terms per word.  Its short inner loop runs fast or slow depending on
- * where it sits in its 64-byte line of code.  data_kernel (data.c)
+ * text_kernel (text.c) sums each input word and its right shifts, one
+ * to four terms per word.  Its short inner loop runs fast or slow
+ * depending on where it sits in its 64-byte line of code.  data_kernel (data.c)
  * computes y[i] += a*x[i] over two float arrays kept in L1; its vector
  * loads run fast or slow depending on the arrays' alignment.
  *
@@ -138,6 +143,7 @@ const benchC = `/*
 
 void data_init(void);
 void data_kernel(float a);
+unsigned long text_kernel(const unsigned *a, long n);
 
 unsigned text_input[N];
 
@@ -158,30 +164,6 @@ void text_fill(unsigned *a, long n, unsigned r)
 		a[i] = r;
 	}
 }
-{{if .Words}}
-/* text_words returns how many words one text_kernel call reads. */
-long text_words(void)
-{
-	return N;
-}
-{{end}}
-/* text_kernel returns the sum of a[i] >> k over k <= i % 4. */
-__attribute__((noinline)) unsigned long text_kernel(const unsigned *a, long n)
-{
-	unsigned long s = 0;
-
-	for (long i = 0; i < n; i++) {
-		unsigned x = (i & 3) + 1;
-		unsigned long v = a[i];
-
-		do {
-			s += v;
-			v >>= 1;
-		} while (--x);
-	}
-	return s;
-}
-
 /* text_batch times one batch of text_kernel calls. */
 __attribute__((noinline)) double text_batch(unsigned long *sum)
 {
@@ -289,6 +271,12 @@ __attribute__((noinline)) void data_kernel(float a)
 }
 `
 
+// kernelCFLAGS builds text.c (the Makefile's KERNEL_CFLAGS): the
+// variable-trip loop shape that shows its alignment, with no padding.
+const kernelCFLAGS = `-O2 -fno-tree-vectorize -fno-if-conversion -fno-if-conversion2 \
+	-fno-toplevel-reorder -falign-functions=1 -falign-loops=1 \
+	-falign-jumps=1 -falign-labels=1 -fno-asynchronous-unwind-tables`
+
 const makefile = `# Builds ./bench.  CFLAGS, LDFLAGS and EXTRA_OBJS (objects linked before
 # the benchmark's own, such as padding) come from the environment or the
 # command line, so that a commit can be rebuilt with other layouts:
@@ -301,17 +289,59 @@ const makefile = `# Builds ./bench.  CFLAGS, LDFLAGS and EXTRA_OBJS (objects lin
 TEXT_CFLAGS = -O2 -fno-asynchronous-unwind-tables
 DATA_CFLAGS = -O3 -mavx2 -mfma -fno-toplevel-reorder -malign-data=abi \
 	-fno-asynchronous-unwind-tables
+# text.c keeps its code in source order with no alignment padding, so
+# that its inner loop sits exactly where its lead padding puts it.
+KERNEL_CFLAGS = ` + kernelCFLAGS + `
 
 .PHONY: bench clean
 
 # Always rebuilt from scratch: the flags may differ from the last build.
 bench:
 	$(CC) $(DATA_CFLAGS) $(CFLAGS) -c -o data.o data.c
+	$(CC) $(KERNEL_CFLAGS) $(CFLAGS) -c -o text.o text.c
 	$(CC) $(TEXT_CFLAGS) $(CFLAGS) -c -o bench.o bench.c
-	$(CC) $(LDFLAGS) -o bench $(EXTRA_OBJS) data.o bench.o
+	$(CC) $(LDFLAGS) -o bench $(EXTRA_OBJS) data.o text.o bench.o
 
 clean:
 	rm -f bench *.o
+`
+
+const textC = `/*
+ * text.c: the text kernel, text_kernel, alone in its file.  The Makefile
+ * links it right after data.c and builds it without alignment padding,
+ * so its code starts exactly {{.Lead}} bytes after data.c's, which puts
+ * the inner loop where the demo placed it (perfbot demo measures where
+ * the CPU that runs it is fast and slow).
+ */
+
+{{- if .Lead}}
+
+/* {{.Lead}} bytes of padding (int3) before the kernel. */
+__asm__(".text\n.skip {{.Lead}}, 0xcc\n");
+{{- end}}
+{{if .Hook}}
+/* text_trace is a patch site for a tracer; nothing calls it yet. */
+__attribute__((noinline)) void text_trace(void)
+{
+	__asm__ volatile(".skip {{sub .Hook 1}}, 0x90");
+}
+{{end}}
+/* text_kernel returns the sum of a[i] >> k over k <= i % 4. */
+__attribute__((noinline)) unsigned long text_kernel(const unsigned *a, long n)
+{
+	unsigned long s = 0;
+
+	for (long i = 0; i < n; i++) {
+		unsigned x = (i & 3) + 1;
+		unsigned long v = a[i];
+
+		do {
+			s += v;
+			v >>= 1;
+		} while (--x);
+	}
+	return s;
+}
 `
 
 const padC = `/*

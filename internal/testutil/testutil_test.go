@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -148,5 +149,41 @@ func TestGolden(t *testing.T) {
 	Golden(r, filepath.Join(t.TempDir(), "missing"), []byte("v1\n"))
 	if r.kind != "fatal" {
 		t.Errorf("Golden with no file: %s %q, want fatal", r.kind, r.msg)
+	}
+}
+
+// TestDesignMaxCV: the design's noise limit, the figure its doc names.
+func TestDesignMaxCV(t *testing.T) {
+	if got := (Design{Effect: 30, Runs: 40, Confidence: 0.98}).MaxCV(); math.Abs(got-28.83) > 0.01 {
+		t.Errorf("MaxCV = %.3f, want 28.83", got)
+	}
+	if got := CV([]float64{9, 10, 11}); math.Abs(got-10) > 1e-9 {
+		t.Errorf("CV = %v, want 10", got)
+	}
+}
+
+// TestSkipInconclusive: noise beyond the design skips, naming the CV and
+// the limit; noise within it fails.
+func TestSkipInconclusive(t *testing.T) {
+	d := Design{Effect: 30, Runs: 40, Confidence: 0.98}
+	for _, tc := range []struct {
+		desc   string
+		sample Sample
+		kind   string
+		want   []string
+	}{
+		{"noise beyond the design", Sample{"base", []float64{50, 100, 150, 80, 120}}, "skip", []string{"CV 38.1 %", "28.8 %", "base, 5 runs"}},
+		{"noise within the design", Sample{"base", []float64{99, 100, 101}}, "fatal", []string{"CV 1.0 %", "28.8 %"}},
+	} {
+		r := &recorder{TB: t}
+		SkipInconclusive(r, d, "case", tc.sample)
+		if r.kind != tc.kind {
+			t.Errorf("%s: %s %q, want %s", tc.desc, r.kind, r.msg, tc.kind)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(r.msg, w) {
+				t.Errorf("%s: message %q lacks %q", tc.desc, r.msg, w)
+			}
+		}
 	}
 }

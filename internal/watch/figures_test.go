@@ -21,6 +21,7 @@ import (
 	"github.com/perfbot/perfbot/internal/report"
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/testutil"
+	"github.com/perfbot/perfbot/internal/testutil/textfx"
 )
 
 // figuresSeed places the planted commits of the demo's 40-commit "watch"
@@ -67,7 +68,7 @@ func TestWatchFigures(t *testing.T) {
 		if only != "" && only != scheme {
 			continue
 		}
-		repo, err := demo.Create(filepath.Join(t.TempDir(), "kvstore"), demo.Options{History: demo.HistoryWatch, Seed: figuresSeed})
+		repo, err := demo.Create(filepath.Join(t.TempDir(), "kvstore"), demo.Options{History: demo.HistoryWatch, Seed: figuresSeed, Text: textfx.Placement(t)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -55,6 +55,9 @@ type JobConfig struct {
 	// it too (docs/changepoints.md): one more commit per cycle, for more
 	// recall on a noisy machine.
 	Anchor bool
+	// BrokenBuilds reports a commit whose build failed twice (once more
+	// in a later cycle) into the report folder, with its error and log.
+	BrokenBuilds bool
 }
 
 // TestPolicy says which new commits a cycle measures.
@@ -295,18 +298,19 @@ func (p *parser) jobs(n *yaml.Node, field string) []JobConfig {
 	var out []JobConfig
 	for i, e := range n.Content {
 		f := fmt.Sprintf("%s[%d]", field, i)
-		jc := JobConfig{Effect: DefaultEffect, Alpha: DefaultAlpha, Report: "regressions", Preset: "c"}
+		jc := JobConfig{Effect: DefaultEffect, Alpha: DefaultAlpha, Report: "regressions", Preset: "c", BrokenBuilds: true}
 		if e.Kind == yaml.ScalarNode {
 			jc.File = e.Value
 		} else {
 			p.fields(e, f, map[string]func(*yaml.Node, string){
-				"file":      func(n *yaml.Node, f string) { jc.File = p.str(n, f) },
-				"effect":    func(n *yaml.Node, f string) { jc.Effect = p.float(n, f) },
-				"alpha":     func(n *yaml.Node, f string) { jc.Alpha = p.float(n, f) },
-				"report":    func(n *yaml.Node, f string) { jc.Report = p.str(n, f) },
-				"histories": func(n *yaml.Node, f string) { jc.Histories = p.strings(n, f) },
-				"preset":    func(n *yaml.Node, f string) { jc.Preset = p.str(n, f) },
-				"anchor":    func(n *yaml.Node, f string) { jc.Anchor = p.bool(n, f) },
+				"file":          func(n *yaml.Node, f string) { jc.File = p.str(n, f) },
+				"effect":        func(n *yaml.Node, f string) { jc.Effect = p.float(n, f) },
+				"alpha":         func(n *yaml.Node, f string) { jc.Alpha = p.float(n, f) },
+				"report":        func(n *yaml.Node, f string) { jc.Report = p.str(n, f) },
+				"histories":     func(n *yaml.Node, f string) { jc.Histories = p.strings(n, f) },
+				"preset":        func(n *yaml.Node, f string) { jc.Preset = p.str(n, f) },
+				"anchor":        func(n *yaml.Node, f string) { jc.Anchor = p.bool(n, f) },
+				"broken_builds": func(n *yaml.Node, f string) { jc.BrokenBuilds = p.bool(n, f) },
 			})
 			for _, h := range jc.Histories {
 				if h != "plain" && h != "forced" {

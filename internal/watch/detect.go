@@ -128,7 +128,8 @@ func (w *Watcher) explain(ctx context.Context, s *measure.Session, jc JobConfig,
 	if err != nil {
 		return nil, err
 	}
-	if !res.Found() {
+	spans := res.SkipSpans()
+	if !res.Found() && len(spans) == 0 {
 		w.logf("watch: %s %s..%s: no confirmed culprit", metricName, a.Short(), b.Short())
 		return nil, nil
 	}
@@ -150,6 +151,28 @@ func (w *Watcher) explain(ctx context.Context, s *measure.Session, jc JobConfig,
 		f, err := w.triage(ctx, s, jc, j, branch, metricName, c.Parent, c.Commit, how)
 		if err != nil {
 			return nil, err
+		}
+		f.BisectKey = "watch|" + key
+		out = append(out, f)
+	}
+	// Only commits that do not build lie between the last commit that
+	// built and the next one that does: the change is in one of them, or
+	// in that next one. It is named, with the skipped commits, and triaged
+	// against the last commit that built.
+	for _, sp := range spans {
+		skipped := make([]string, len(sp.Skipped))
+		for i, c := range sp.Skipped {
+			skipped[i] = c.Short()
+		}
+		how := fmt.Sprintf("bisected %d commits between %s and %s%s (%d runs): only commits that do not build (%s) lie between %s, the last commit that built, and %s, the first that builds after them; the change is in one of them or in %s, triaged against %s",
+			len(path), a.Short(), b.Short(), h.suffix(), res.Runs, strings.Join(skipped, ", "), sp.Good.Short(), sp.First.Short(), sp.First.Short(), sp.Good.Short())
+		w.logf("watch: %s: %s", metricName, how)
+		f, err := w.triage(ctx, s, jc, j, branch, metricName, sp.Good, sp.First, how)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range sp.Skipped {
+			f.Skipped = append(f.Skipped, c.Hash)
 		}
 		f.BisectKey = "watch|" + key
 		out = append(out, f)

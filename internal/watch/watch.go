@@ -74,8 +74,9 @@ func (w *Watcher) memo(st *store.Store) *history.Memo {
 type CycleReport struct {
 	Started, Finished time.Time
 	Tested            []TestedCommit
-	Findings          []string // culprits of new or updated findings
-	Errors            []error  // per job and branch; the cycle goes on
+	Findings          []string      // culprits of new or updated findings
+	Broken            []BrokenBuild // commits whose build failed for good in this cycle
+	Errors            []error       // per job and branch; the cycle goes on
 }
 
 // TestedCommit is one commit a cycle measured.
@@ -184,17 +185,19 @@ func (w *Watcher) job(ctx context.Context, jc JobConfig, j *job.Job, cycle int64
 // measureBranch tests the branch's new commits beside their reference
 // (and the history's anchor, when the job keeps one).
 func (w *Watcher) measureBranch(ctx context.Context, s *measure.Session, jc JobConfig, j *job.Job, h hist, branch string, list []gitrev.Commit, cycle int64, rep *CycleReport) error {
-	tested, err := s.Store.TestedCommits(ctx, j.Key(), h.id)
+	k, bb, err := loadKnown(ctx, s.Store, j.Key(), h.id)
 	if err != nil {
 		return err
 	}
-	done := map[string]bool{}
-	for h := range tested {
-		done[h] = true
+	sel := choose(list, k, w.Config.Test, w.Config.MaxCommits)
+	if *k.err != nil {
+		return *k.err
 	}
-	sel := choose(list, done, w.Config.Test, w.Config.MaxCommits)
 	if len(sel.New) == 0 {
 		return nil
+	}
+	if err := retryBuilds(ctx, s.Store, j, h, sel, bb); err != nil {
+		return err
 	}
 	var targets []measure.Target
 	if sel.Ref.Hash != "" {
@@ -255,7 +258,12 @@ func (w *Watcher) measureBranch(ctx context.Context, s *measure.Session, jc JobC
 			newAnchor = t.Target.Commit.Hash
 		}
 		if t.BuildErr != nil {
-			w.logf("watch: %s: %s does not build: %v", j.Name, t.Target.Commit.Short(), t.BuildErr)
+			// Not tested: never a reference. Built once more in a later
+			// cycle, then passed over.
+			if err := w.brokenBuild(ctx, s, jc, j, h, branch, t, bb, rep); err != nil {
+				return err
+			}
+			continue
 		}
 		rec := &store.Tested{Job: j.Key(), Variant: h.id, Commit: t.Target.Commit.Hash, Branch: branch, Ref: sel.Ref.Hash,
 			Session: out.Session, Rounds: out.Rounds, Cycle: cycle, When: time.Now()}

@@ -49,16 +49,15 @@ others ran.`,
 		},
 	}
 	cmd.Flags().BoolVar(&once, "once", false, "run one cycle and exit (for cron and CI)")
-	cmd.Flags().StringVar(&cpu, "cpu", "none", "auto (pin to the quietest CPU), none, or a CPU number")
+	cmd.Flags().StringVar(&cpu, "cpu", "", "auto (pin to the quietest CPU, calibrated each cycle), none, or a CPU number (default: each job's run.cpu)")
 	return cmd
 }
 
 func runWatch(ctx context.Context, a *app, cfg *watch.Config, cpuFlag string, once bool) error {
-	cpu, err := measure.ChooseCPU(ctx, cpuFlag, 10, 5, a.logf)
-	if err != nil {
+	if err := measure.CheckCPUMode(cpuFlag); err != nil {
 		return err
 	}
-	w := &watch.Watcher{Config: cfg, CPU: cpu, Progress: progress.New(a.stderr, a.stderrTTY), Logf: a.logf, Wait: a.waitf}
+	w := &watch.Watcher{Config: cfg, CPUMode: cpuFlag, Progress: progress.New(a.stderr, a.stderrTTY), Logf: a.logf, Wait: a.waitf}
 	if !once {
 		return w.Run(ctx)
 	}

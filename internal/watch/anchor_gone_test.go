@@ -38,7 +38,7 @@ metrics:
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	w := &Watcher{Config: cfg, CPU: -1, Logf: t.Logf}
+	w := &Watcher{Config: cfg, CPUMode: "none", Logf: t.Logf}
 	if rep, err := w.Cycle(ctx); err != nil || len(rep.Errors) > 0 {
 		t.Fatalf("cycle 1: %v %v", err, rep.Errors)
 	}

@@ -48,7 +48,7 @@ metrics:
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	w := &Watcher{Config: cfg, CPU: -1, Logf: t.Logf}
+	w := &Watcher{Config: cfg, CPUMode: "none", Logf: t.Logf}
 	cycle := func(name string) *CycleReport {
 		t.Helper()
 		rep, err := w.Cycle(ctx)

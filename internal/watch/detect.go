@@ -111,8 +111,12 @@ func (w *Watcher) explain(ctx context.Context, s *measure.Session, jc JobConfig,
 		f, err := w.triage(ctx, s, jc, j, branch, metricName, a, b, fmt.Sprintf("%s was the first commit tested after %s%s", b.Short(), a.Short(), h.suffix()))
 		return []*finding.Finding{f}, err
 	}
+	cpu, err := w.cpu(ctx, j, jc)
+	if err != nil {
+		return nil, err
+	}
 	m := &bisect.StoreMeasurer{Job: j, Store: s.Store, Builder: s.Builder, Repo: s.Repo, Metric: metricName,
-		Variants: []job.Variant{h.variant}, CPU: w.CPU, Progress: w.Progress, Rand: rand.New(rand.NewSource(measure.SeedOf("watch", key)))}
+		Variants: []job.Variant{h.variant}, CPU: cpu, Progress: w.Progress, Rand: rand.New(rand.NewSource(measure.SeedOf("watch", key)))}
 	resume, err := bisect.LoadState(ctx, s.Store, "watch|"+key, false)
 	if err != nil {
 		return nil, err
@@ -184,8 +188,12 @@ func (w *Watcher) explain(ctx context.Context, s *measure.Session, jc JobConfig,
 func (w *Watcher) triage(ctx context.Context, s *measure.Session, jc JobConfig, j *job.Job, branch, metricName string,
 	parent, culprit gitrev.Commit, how string) (*finding.Finding, error) {
 	w.logf("watch: triage: %s against its parent %s, %s", culprit.Short(), parent.Short(), metricName)
+	cpu, err := w.cpu(ctx, j, jc)
+	if err != nil {
+		return nil, err
+	}
 	var log bytes.Buffer
-	res, err := triage.Run(ctx, triage.Options{Job: j, Store: s.Store, Builder: s.Builder, CPU: w.CPU, Metric: metricName,
+	res, err := triage.Run(ctx, triage.Options{Job: j, Store: s.Store, Builder: s.Builder, CPU: cpu, Metric: metricName,
 		Alpha: jc.Alpha, MinEffect: jc.Effect, Progress: w.Progress, Log: &log}, parent, culprit)
 	if err != nil {
 		return nil, err

@@ -187,7 +187,7 @@ func watchFigure(t *testing.T, repo *demo.Repo, policy string) *figure {
 		t.Fatal(err)
 	}
 	cost := &costCounter{}
-	w := &Watcher{Config: cfg, CPU: -1, Logf: cost.logf(t), Progress: cost}
+	w := &Watcher{Config: cfg, CPUMode: "none", Logf: cost.logf(t), Progress: cost}
 	start := time.Now()
 	for _, n := range figuresGrowth {
 		growBranch(t, repo, n)

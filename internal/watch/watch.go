@@ -40,8 +40,11 @@ import (
 // Watcher runs the cycles of one watch file.
 type Watcher struct {
 	Config *Config
-	// CPU is where runs are pinned (-1: not pinned).
-	CPU      int
+	// CPUMode is where runs are pinned, as perfbot compare's --cpu:
+	// auto (the quietest CPU, calibrated), none, or a CPU number; "" takes
+	// each job's run.cpu (auto by default). Chosen per job and cycle (see
+	// cpu).
+	CPUMode  string
 	Progress measure.Progress
 	Logf     func(format string, args ...any)
 	// Wait is told when another perfbot holds the machine.
@@ -53,6 +56,9 @@ type Watcher struct {
 	// each cycle compares only the commits tested since (history.Memo).
 	memoMu sync.Mutex
 	memos  map[string]*history.Memo
+
+	// cpus are this cycle's choices, by mode.
+	cpus map[string]int
 }
 
 // memo is the store's memo of comparisons.
@@ -103,6 +109,7 @@ func (w *Watcher) Cycle(ctx context.Context) (*CycleReport, error) {
 		now = w.Now
 	}
 	rep := &CycleReport{Started: now()}
+	w.cpus = map[string]int{} // the machine's quiet CPU is found again each cycle
 	cycle := rep.Started.UnixNano()
 	for _, jc := range w.Config.Jobs {
 		jobs, err := job.Load(jc.File)
@@ -232,8 +239,12 @@ func (w *Watcher) measureBranch(ctx context.Context, s *measure.Session, jc JobC
 			targets = append(targets, measure.Target{Commit: gitrev.Commit{Hash: anchor, Subject: "(anchor)"}, Variant: h.variant})
 		}
 	}
+	cpu, err := w.cpu(ctx, j, jc)
+	if err != nil {
+		return err
+	}
 	w.logf("watch: %s on %s%s: testing %d new commits against %s%s", j.Name, branch, h.suffix(), len(sel.New), orNone(sel.Ref.Short()), anchorNote(anchor))
-	out, err := measure.Measure(ctx, j, targets, measure.Options{Store: s.Store, Builder: s.Builder, CPU: w.CPU,
+	out, err := measure.Measure(ctx, j, targets, measure.Options{Store: s.Store, Builder: s.Builder, CPU: cpu,
 		WholeRounds: true, Retry: true, Progress: w.Progress, Wait: w.Wait})
 	if err != nil {
 		return err

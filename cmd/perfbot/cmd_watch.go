@@ -14,7 +14,7 @@ import (
 
 func newWatchCmd(a *app) *cobra.Command {
 	var once bool
-	var cpu string
+	var cpu, since string
 	cmd := &cobra.Command{
 		Use:   "watch FILE",
 		Short: "test new commits of watched branches unattended, find changes, bisect, triage and report them",
@@ -45,10 +45,14 @@ others ran.`,
 			if err != nil {
 				return err
 			}
+			if since != "" {
+				cfg.Start = since
+			}
 			return runWatch(cmd.Context(), a, cfg, cpu, once)
 		},
 	}
 	cmd.Flags().BoolVar(&once, "once", false, "run one cycle and exit (for cron and CI)")
+	cmd.Flags().StringVar(&since, "since", "", "backfill each branch's history from this commit (the watch file's start:), oldest first, max_commits a cycle")
 	cmd.Flags().StringVar(&cpu, "cpu", "", "auto (pin to the quietest CPU, calibrated each cycle), none, or a CPU number (default: each job's run.cpu)")
 	return cmd
 }

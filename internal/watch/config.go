@@ -30,7 +30,11 @@ type Config struct {
 	// a big backlog is thinned evenly (the newest always included) and the
 	// rest is left to bisection.
 	MaxCommits int
-	Report     ReportConfig
+	// Start is a commit (any git revision) from which each branch's
+	// history is backfilled, oldest first, within MaxCommits a cycle;
+	// "" for none (a new history starts at the head).
+	Start  string
+	Report ReportConfig
 }
 
 // JobConfig is one watched job file and its policy.
@@ -135,6 +139,7 @@ func Parse(path string, data []byte) (*Config, error) {
 		"fetch":    func(n *yaml.Node, f string) { c.Fetch = p.bool(n, f) },
 		"test":     func(n *yaml.Node, f string) { c.Test = p.test(n, f) },
 		"interval": func(n *yaml.Node, f string) { c.Interval = p.duration(n, f) },
+		"start":    func(n *yaml.Node, f string) { c.Start = p.revision(n, f) },
 		"max_commits": func(n *yaml.Node, f string) {
 			if c.MaxCommits = p.int(n, f); c.MaxCommits < 1 {
 				p.errorf(n, f, "want at least 1")
@@ -271,6 +276,16 @@ func (p *parser) duration(n *yaml.Node, field string) time.Duration {
 		p.errorf(n, field, "want a positive duration such as 10m or 1h, not %q", n.Value)
 	}
 	return d
+}
+
+// revision reads a git revision; one that git would take for an option is
+// refused.
+func (p *parser) revision(n *yaml.Node, field string) string {
+	s := p.str(n, field)
+	if s == "" || strings.HasPrefix(s, "-") {
+		p.errorf(n, field, "want a commit (a hash, tag or branch), not %q", s)
+	}
+	return s
 }
 
 func (p *parser) test(n *yaml.Node, field string) TestPolicy {

@@ -71,13 +71,18 @@ func choose(list []gitrev.Commit, k known, policy TestPolicy, maxCommits int) se
 			}
 		}
 	}
+	sortByList(picked, list)
+	sel.New = picked
+	return sel
+}
+
+// sortByList sorts commits in the order of list (oldest first).
+func sortByList(commits, list []gitrev.Commit) {
 	pos := make(map[string]int, len(list))
 	for i, c := range list {
 		pos[c.Hash] = i
 	}
-	slices.SortFunc(picked, func(a, b gitrev.Commit) int { return pos[a.Hash] - pos[b.Hash] })
-	sel.New = picked
-	return sel
+	slices.SortFunc(commits, func(a, b gitrev.Commit) int { return pos[a.Hash] - pos[b.Hash] })
 }
 
 // pick thins the pending commits (oldest first) by the test policy and the
@@ -109,4 +114,26 @@ func pick(pending []gitrev.Commit, policy TestPolicy, maxCommits int) []gitrev.C
 		picked = thin
 	}
 	return picked
+}
+
+// olderRetries are the commits whose first build failed that lie before
+// ref (the commits after them were tested in the cycle the build failed
+// in), each to be built once more beside the newest commit before it
+// with successful runs: its step is then measured against its
+// neighbour, as every other.
+func olderRetries(list []gitrev.Commit, k known, ref gitrev.Commit) []selection {
+	var out []selection
+	var prev gitrev.Commit
+	for _, c := range list {
+		if c.Hash == ref.Hash {
+			break
+		}
+		if final, ok := k.broken[c.Hash]; ok && !final && !k.tested[c.Hash] {
+			out = append(out, selection{Ref: prev, New: []gitrev.Commit{c}})
+		}
+		if k.tested[c.Hash] && (k.ok == nil || k.ok(c.Hash)) {
+			prev = c
+		}
+	}
+	return out
 }

@@ -190,16 +190,75 @@ func (w *Watcher) job(ctx context.Context, jc JobConfig, j *job.Job, cycle int64
 }
 
 // measureBranch tests the branch's new commits beside their reference
-// (and the history's anchor, when the job keeps one).
+// (and the history's anchor, when the job keeps one), then the next
+// commits of a backfill (start: or --since), in rounds of their own.
 func (w *Watcher) measureBranch(ctx context.Context, s *measure.Session, jc JobConfig, j *job.Job, h hist, branch string, list []gitrev.Commit, cycle int64, rep *CycleReport) error {
 	k, bb, err := loadKnown(ctx, s.Store, j.Key(), h.id)
 	if err != nil {
 		return err
 	}
-	sel := choose(list, k, w.Config.Test, w.Config.MaxCommits)
+	bf, err := w.backfill(ctx, s, j, h, branch, list, k)
+	if err != nil {
+		return err
+	}
+	budget := w.Config.MaxCommits
+	// A backfill of a new history ends at the head it began with: the
+	// commits after it are chained to that head once the backfill is done.
+	if bf == nil || k.tested[list[bf.until].Hash] {
+		sel := choose(list, k, w.Config.Test, w.Config.MaxCommits)
+		if *k.err != nil {
+			return *k.err
+		}
+		if err := w.measureSel(ctx, s, jc, j, h, branch, sel, bb, cycle, rep); err != nil {
+			return err
+		}
+		budget -= len(sel.New)
+		if sel.Ref.Hash != "" {
+			if err := w.measureRetries(ctx, s, jc, j, h, branch, olderRetries(list, k, sel.Ref), bb, cycle, rep); err != nil {
+				return err
+			}
+		}
+	}
+	if bf == nil {
+		return nil
+	}
+	if k, bb, err = loadKnown(ctx, s.Store, j.Key(), h.id); err != nil {
+		return err
+	}
+	sel, done := chooseBackfill(list, bf.since, bf.until, k, w.Config.Test, max(budget, 1))
 	if *k.err != nil {
 		return *k.err
 	}
+	if done {
+		return w.endBackfill(ctx, s.Store, j, h, bf)
+	}
+	w.logf("watch: %s on %s%s: backfill %s..%s: %d commits this cycle", j.Name, branch, h.suffix(),
+		list[bf.since].Short(), list[bf.until].Short(), len(sel.New))
+	if err := w.measureSel(ctx, s, jc, j, h, branch, sel, bb, cycle, rep); err != nil {
+		return err
+	}
+	if sel.Ref.Hash == "" {
+		return nil
+	}
+	return w.measureRetries(ctx, s, jc, j, h, branch, olderRetries(list[bf.since:bf.until+1], k, sel.Ref), bb, cycle, rep)
+}
+
+// measureRetries builds once more, and measures, each commit whose first
+// build failed behind the reference, in rounds of its own.
+func (w *Watcher) measureRetries(ctx context.Context, s *measure.Session, jc JobConfig, j *job.Job, h hist, branch string, sels []selection,
+	bb map[string]store.BrokenBuild, cycle int64, rep *CycleReport) error {
+	for _, sel := range sels {
+		if err := w.measureSel(ctx, s, jc, j, h, branch, sel, bb, cycle, rep); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// measureSel measures a selection in whole interleaved rounds and records
+// each new commit as tested (or its build as broken).
+func (w *Watcher) measureSel(ctx context.Context, s *measure.Session, jc JobConfig, j *job.Job, h hist, branch string, sel selection,
+	bb map[string]store.BrokenBuild, cycle int64, rep *CycleReport) error {
 	if len(sel.New) == 0 {
 		return nil
 	}
@@ -214,6 +273,7 @@ func (w *Watcher) measureBranch(ctx context.Context, s *measure.Session, jc JobC
 		targets = append(targets, measure.Target{Commit: c, Variant: h.variant})
 	}
 	anchor := ""
+	var err error
 	if jc.Anchor {
 		if anchor, err = w.anchorFor(ctx, s.Store, j, h, sel); err != nil {
 			return err

@@ -147,6 +147,20 @@ func (s *Store) DecideAnchorMode(ctx context.Context, job, variant string, ancho
 	return got != 0, why, err
 }
 
+// SetAnchorMode records whether a job's history keeps an anchor, replacing
+// an earlier decision (a person switched it in the watch file).
+func (s *Store) SetAnchorMode(ctx context.Context, job, variant string, anchor bool, reason string) error {
+	if err := checkText("job key", job, "variant", variant, "reason", reason); err != nil {
+		return fmt.Errorf("store: anchor mode: %w", err)
+	}
+	return s.write(ctx, "set anchor mode", func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO watch_anchor_modes (job_key, variant, anchor, reason, decided_unix_ns)
+			VALUES (?, ?, ?, ?, ?) ON CONFLICT (job_key, variant) DO UPDATE SET anchor = excluded.anchor, reason = excluded.reason,
+			decided_unix_ns = excluded.decided_unix_ns`, job, variant, boolInt(anchor), reason, time.Now().UnixNano())
+		return err
+	})
+}
+
 func boolInt(b bool) int64 {
 	if b {
 		return 1

@@ -57,8 +57,11 @@ type JobConfig struct {
 	// Anchor re-measures one anchor commit in every cycle's rounds and
 	// looks for changes with E-divisive means over each commit's ratio to
 	// it too (docs/changepoints.md): one more commit per cycle, for more
-	// recall on a noisy machine.
-	Anchor bool
+	// recall on a noisy machine. AnchorSet says the watch file set it;
+	// else each history keeps the mode decided when it began (on for a
+	// new history; see anchorMode).
+	Anchor    bool
+	AnchorSet bool
 	// BrokenBuilds reports a commit whose build failed twice (once more
 	// in a later cycle) into the report folder, with its error and log.
 	BrokenBuilds bool

@@ -168,9 +168,13 @@ func (w *Watcher) job(ctx context.Context, jc JobConfig, j *job.Job, cycle int64
 		for _, h := range hists {
 			// A branch that fails (a build that is not a build failure, a
 			// store error) does not stop the others.
-			err := w.measureBranch(ctx, s, jc, j, h, branch, lists[i], cycle, rep)
+			jch := jc
+			var err error
+			if jch.Anchor, err = w.anchorMode(ctx, s.Store, jc, j.Name, j.Key(), h); err == nil {
+				err = w.measureBranch(ctx, s, jch, j, h, branch, lists[i], cycle, rep)
+			}
 			if err == nil {
-				err = w.detect(ctx, s, jc, j, h, branch, lists[i], rep)
+				err = w.detect(ctx, s, jch, j, h, branch, lists[i], rep)
 			}
 			if err != nil {
 				if ctx.Err() != nil {

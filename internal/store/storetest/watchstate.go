@@ -17,6 +17,7 @@ type WatchStore interface {
 	PutBackfill(ctx context.Context, b *store.Backfill) error
 	GetBackfill(ctx context.Context, job, variant, branch string) (*store.Backfill, error)
 	DecideAnchorMode(ctx context.Context, job, variant string, anchor bool, reason string) (bool, string, error)
+	SetAnchorMode(ctx context.Context, job, variant string, anchor bool, reason string) error
 }
 
 var _ WatchStore = (*store.Store)(nil)
@@ -106,5 +107,11 @@ func testWatchState(t *testing.T, s Store) {
 	}
 	if on, _, err := ws.DecideAnchorMode(ctx, "j", "align64@x", false, "watch file"); err != nil || on {
 		t.Errorf("the variant's decision = %v, %v; want its own (off)", on, err)
+	}
+	if err := ws.SetAnchorMode(ctx, "j", "", false, "switched off"); err != nil {
+		t.Fatal(err)
+	}
+	if on, why, err := ws.DecideAnchorMode(ctx, "j", "", true, "default"); err != nil || on || why != "switched off" {
+		t.Errorf("after a switch = %v %q %v; want off, switched off", on, why, err)
 	}
 }

@@ -32,6 +32,13 @@ alignment artifact), and record one finding per culprit in the results
 store, exported as JSON, Markdown and mail text into report.dir, and mailed
 when report.smtp is set (policy per job: regressions, changes or all).
 
+A commit that does not build is built once more in a later cycle, then
+passed over (and reported, broken_builds); the next commit that builds is
+measured against the last one that built. Runs are pinned as compare pins
+them (--cpu, else each job's run.cpu; auto calibrates again each cycle).
+--since REV (the watch file's start:) backfills each branch from REV,
+oldest first, max_commits a cycle, resumable.
+
 Without --once it runs a cycle every interval (default 10m) until stopped.
 Kill it anywhere and start it again: nothing measured is lost and nothing is
 reported twice.

@@ -104,22 +104,7 @@ func (w *Watcher) endBackfill(ctx context.Context, st *store.Store, j *job.Job, 
 func chooseBackfill(list []gitrev.Commit, since, until int, k known, policy TestPolicy, maxCommits int) (sel selection, done bool) {
 	rng := list[since : until+1]
 	end := rng[len(rng)-1]
-	inner := known{tested: map[string]bool{}, ok: k.ok, err: k.err, broken: k.broken}
-	for _, c := range rng[:len(rng)-1] {
-		if k.tested[c.Hash] {
-			inner.tested[c.Hash] = true
-		}
-	}
-	last, ref := -1, -1
-	for i := len(rng) - 2; i >= 0 && ref < 0; i-- {
-		h := rng[i].Hash
-		if last < 0 && inner.done(h) {
-			last = i
-		}
-		if last >= 0 && inner.tested[h] && (k.ok == nil || k.ok(h)) {
-			ref = i
-		}
-	}
+	last, ref := k.frontier(rng[:len(rng)-1]) // the end is looked at last
 	var picked []gitrev.Commit
 	if last < 0 {
 		picked = append([]gitrev.Commit{rng[0]}, pick(rng[1:], policy, 0)...)
@@ -130,12 +115,7 @@ func chooseBackfill(list []gitrev.Commit, since, until int, k known, policy Test
 		}
 	}
 	// First build failures after the reference are built once more.
-	for i := ref + 1; i < len(rng)-1; i++ {
-		if final, ok := k.broken[rng[i].Hash]; ok && !final && !inner.tested[rng[i].Hash] &&
-			!slices.ContainsFunc(picked, func(c gitrev.Commit) bool { return c.Hash == rng[i].Hash }) {
-			picked = append(picked, rng[i])
-		}
-	}
+	picked = k.withRetries(picked, rng[ref+1:len(rng)-1])
 	sortByList(picked, rng)
 	if k.done(end.Hash) && len(picked) == 1 && picked[0].Hash == end.Hash {
 		return selection{}, true // the end tested, nothing before it left

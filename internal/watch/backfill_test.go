@@ -73,9 +73,8 @@ func TestWatchBackfill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a C benchmark over four watch cycles")
 	}
-	testutil.NeedTool(t, "git", "gcc", "make")
-	r := testutil.NewGitRepo(t)
-	base := r.Commit("base", map[string]string{"bench.c": testutil.BenchC(1, "base"), "Makefile": testutil.BenchMakefile})
+	bw := newBenchWatch(t, 6, "1000000", "", "jobs: [bench.yaml]\nbranches: [main]\nmax_commits: 3\n")
+	r, dir, jobFile, base := bw.repo, bw.dir, bw.jobFile, bw.base
 	var all []string
 	for i := 1; i <= 6; i++ {
 		passes := 1
@@ -85,20 +84,11 @@ func TestWatchBackfill(t *testing.T) {
 		all = append(all, r.Commit(fmt.Sprintf("step %d", i), map[string]string{"bench.c": testutil.BenchC(passes, "base"), "README": fmt.Sprint(i)}))
 	}
 	slow := all[2]
-	dir := filepath.Dir(r.Dir)
-	jobFile := filepath.Join(dir, "bench.yaml")
-	write(t, jobFile, fmt.Sprintf(`repo: %s
-build: {command: make bench, artifacts: [bench]}
-run: {command: ./bench 1000000, timeout: 60s}
-runs: 6
-metrics:
-  - {name: work_ms, regex: 'work_ms: (?P<value>[0-9.]+)', better: lower}
-`, r.Dir))
-	watchFile := filepath.Join(dir, "watch.yaml")
-	write(t, watchFile, fmt.Sprintf("jobs: [bench.yaml]\nbranches: [main]\nmax_commits: 3\nstart: %s\n", base[:10]))
-	cfg, err := Load(watchFile)
-	if err != nil {
-		t.Fatal(err)
+	// start: names the base by an abbreviated hash.
+	write(t, filepath.Join(dir, "watch.yaml"), fmt.Sprintf("jobs: [bench.yaml]\nbranches: [main]\nmax_commits: 3\nstart: %s\n", base[:10]))
+	cfg, err := Load(filepath.Join(dir, "watch.yaml"))
+	if err != nil || cfg.Start != base[:10] {
+		t.Fatalf("start: read as %q, %v", cfg.Start, err)
 	}
 	ctx := context.Background()
 	cycle := func(name string) *CycleReport {

@@ -29,24 +29,8 @@ func TestWatchChangeBehindBrokenBuild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a C benchmark over several watch cycles")
 	}
-	testutil.NeedTool(t, "git", "gcc", "make")
-	r := testutil.NewGitRepo(t)
-	base := r.Commit("base", map[string]string{"bench.c": testutil.BenchC(1, "base"), "Makefile": testutil.BenchMakefile})
-	dir := filepath.Dir(r.Dir)
-	jobFile := filepath.Join(dir, "bench.yaml")
-	write(t, jobFile, fmt.Sprintf(`repo: %s
-build: {command: make bench, artifacts: [bench]}
-run: {command: ./bench 1000000, timeout: 60s}
-runs: 6
-metrics:
-  - {name: work_ms, regex: 'work_ms: (?P<value>[0-9.]+)', better: lower}
-`, r.Dir))
-	watchFile := filepath.Join(dir, "watch.yaml")
-	write(t, watchFile, "jobs: [bench.yaml]\nbranches: [main]\nreport: {dir: reports}\n")
-	cfg, err := Load(watchFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bw := newBenchWatch(t, 6, "1000000", "", "jobs: [bench.yaml]\nbranches: [main]\nreport: {dir: reports}\n")
+	r, dir, jobFile, cfg, base := bw.repo, bw.dir, bw.jobFile, bw.cfg, bw.base
 	ctx := context.Background()
 	w := &Watcher{Config: cfg, CPUMode: "none", Logf: t.Logf}
 	cycle := func(name string) *CycleReport {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/store"
-	"github.com/perfbot/perfbot/internal/testutil"
 )
 
 // TestWatchPinsPerJobAndCycle: without --cpu, watch pins a job's runs as
@@ -21,24 +20,8 @@ func TestWatchPinsPerJobAndCycle(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a C benchmark over three watch cycles")
 	}
-	testutil.NeedTool(t, "git", "gcc", "make")
-	r := testutil.NewGitRepo(t)
-	r.Commit("base", map[string]string{"bench.c": testutil.BenchC(1, "base"), "Makefile": testutil.BenchMakefile})
-	dir := filepath.Dir(r.Dir)
-	jobFile := filepath.Join(dir, "bench.yaml")
-	write(t, jobFile, fmt.Sprintf(`repo: %s
-build: {command: make bench, artifacts: [bench]}
-run: {command: ./bench 200000, timeout: 60s, cpu: auto}
-runs: 3
-metrics:
-  - {name: work_ms, regex: 'work_ms: (?P<value>[0-9.]+)', better: lower}
-`, r.Dir))
-	watchFile := filepath.Join(dir, "watch.yaml")
-	write(t, watchFile, "jobs: [bench.yaml]\nbranches: [main]\n")
-	cfg, err := Load(watchFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bw := newBenchWatch(t, 3, "200000", "cpu: auto", "jobs: [bench.yaml]\nbranches: [main]\n")
+	r, dir, jobFile, cfg := bw.repo, bw.dir, bw.jobFile, bw.cfg
 	var mu sync.Mutex
 	calibrations := 0
 	w := &Watcher{Config: cfg, Logf: func(format string, args ...any) {

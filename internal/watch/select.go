@@ -27,6 +27,35 @@ type known struct {
 
 func (k known) done(h string) bool { return k.tested[h] || k.broken[h] }
 
+// frontier returns the position in cs of the newest commit tested or
+// given up on (-1: none), and of the newest tested one with successful
+// runs at or before it (-1: none), the reference.
+func (k known) frontier(cs []gitrev.Commit) (last, ref int) {
+	last, ref = -1, -1
+	for i := len(cs) - 1; i >= 0 && ref < 0; i-- {
+		h := cs[i].Hash
+		if last < 0 && k.done(h) {
+			last = i
+		}
+		if last >= 0 && k.tested[h] && (k.ok == nil || k.ok(h)) {
+			ref = i
+		}
+	}
+	return last, ref
+}
+
+// withRetries adds to picked the commits of cs whose first build failed
+// (to be built once more), unless picked has them.
+func (k known) withRetries(picked, cs []gitrev.Commit) []gitrev.Commit {
+	for _, c := range cs {
+		if final, ok := k.broken[c.Hash]; ok && !final && !k.tested[c.Hash] &&
+			!slices.ContainsFunc(picked, func(p gitrev.Commit) bool { return p.Hash == c.Hash }) {
+			picked = append(picked, c)
+		}
+	}
+	return picked
+}
+
 // choose picks a cycle's commits from a branch's first-parent list (oldest
 // first): the untested commits after the newest commit tested or given up
 // on (a build that failed for good), thinned by the test policy and the
@@ -43,16 +72,7 @@ func choose(list []gitrev.Commit, k known, policy TestPolicy, maxCommits int) se
 	if len(list) == 0 {
 		return sel
 	}
-	last, ref := -1, -1
-	for i := len(list) - 1; i >= 0 && ref < 0; i-- {
-		h := list[i].Hash
-		if last < 0 && k.done(h) {
-			last = i
-		}
-		if last >= 0 && k.tested[h] && (k.ok == nil || k.ok(h)) {
-			ref = i
-		}
-	}
+	last, ref := k.frontier(list)
 	head := list[len(list)-1]
 	if last < 0 {
 		sel.New = []gitrev.Commit{head}
@@ -61,16 +81,9 @@ func choose(list []gitrev.Commit, k known, policy TestPolicy, maxCommits int) se
 	if ref >= 0 {
 		sel.Ref = list[ref]
 	}
-	picked := pick(list[last+1:], policy, maxCommits)
 	// First failures after the reference are built once more, whatever
 	// the policy: a full disk or a killed compiler leaves no hole.
-	for i := ref + 1; i < len(list); i++ {
-		if h := list[i].Hash; !k.tested[h] && k.broken != nil {
-			if final, ok := k.broken[h]; ok && !final && !slices.ContainsFunc(picked, func(c gitrev.Commit) bool { return c.Hash == h }) {
-				picked = append(picked, list[i])
-			}
-		}
-	}
+	picked := k.withRetries(pick(list[last+1:], policy, maxCommits), list[ref+1:])
 	sortByList(picked, list)
 	sel.New = picked
 	return sel

@@ -180,7 +180,7 @@ func plantedEffect(repo *demo.Repo, hash string) string {
 func watchFigure(t *testing.T, repo *demo.Repo, policy string) *figure {
 	dir := filepath.Dir(repo.Dir)
 	watchFile := filepath.Join(dir, "watch.yaml")
-	write(t, watchFile, fmt.Sprintf("jobs:\n  - {file: %q, report: all}\nbranches: [watched]\ntest: %s\nreport: {dir: %q}\n",
+	write(t, watchFile, fmt.Sprintf("jobs:\n  - {file: %q, report: all, anchor: false}\nbranches: [watched]\ntest: %s\nreport: {dir: %q}\n",
 		repo.JobFile, policy, filepath.Join(dir, "reports")))
 	cfg, err := Load(watchFile)
 	if err != nil {

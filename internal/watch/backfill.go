@@ -19,7 +19,10 @@ import (
 // first, at most max_commits a cycle (less the cycle's new commits at the
 // head), each cycle's commits in the same rounds as the newest one tested
 // before them, so that every step of the backfilled history is measured
-// within one session against its neighbour, as every other step is; its
+// within one session against its neighbour, as every other step is (the
+// first batch of a new history also takes the range's end, so the whole
+// range is one step in the first cycle and the head is followed from the
+// second); its
 // progress is the store's (the range in watch_backfills, the commits
 // tested), so a restarted watch goes on where it stopped.
 
@@ -121,7 +124,17 @@ func chooseBackfill(list []gitrev.Commit, since, until int, k known, policy Test
 		return selection{}, true // the end tested, nothing before it left
 	}
 	if len(picked) > maxCommits {
-		picked = picked[:maxCommits] // oldest first; the rest next cycle
+		// Oldest first; the rest next cycle. The first batch of a new
+		// history takes the end too, in the same rounds: the whole range
+		// is one step at once (a change in it is bisected in the first
+		// cycle), and the head is followed from the next cycle on, chained
+		// to the end. The batch that reaches the end measures it again
+		// beside its neighbour.
+		if last < 0 && !k.done(end.Hash) && maxCommits >= 2 {
+			picked = append(picked[:maxCommits-1:maxCommits-1], end)
+		} else {
+			picked = picked[:maxCommits]
+		}
 	}
 	sel.New = picked
 	return sel, false

@@ -33,9 +33,10 @@ func TestChooseBackfill(t *testing.T) {
 		want         []string
 		done         bool
 	}{
-		{"first cycle: the start first, oldest first", 2, 9, nil, nil, TestPolicy{Every: 1}, 3, "", []string{"c02", "c03", "c04"}, false},
-		{"goes on from the newest tested", 2, 9, set("c02", "c03", "c04"), nil, TestPolicy{Every: 1}, 3, "c04", []string{"c05", "c06", "c07"}, false},
-		{"the end last", 2, 9, set("c02", "c03", "c04", "c05", "c06", "c07"), nil, TestPolicy{Every: 1}, 3, "c07", []string{"c08", "c09"}, false},
+		{"first cycle: the start first, oldest first, and the end", 2, 9, nil, nil, TestPolicy{Every: 1}, 3, "", []string{"c02", "c03", "c09"}, false},
+		{"first cycle, the range within the cap", 2, 4, nil, nil, TestPolicy{Every: 1}, 3, "", []string{"c02", "c03", "c04"}, false},
+		{"goes on from the newest tested", 2, 9, set("c02", "c03", "c09"), nil, TestPolicy{Every: 1}, 3, "c03", []string{"c04", "c05", "c06"}, false},
+		{"the end last, measured again beside its neighbour", 2, 9, set("c02", "c03", "c04", "c05", "c06", "c07", "c09"), nil, TestPolicy{Every: 1}, 3, "c07", []string{"c08", "c09"}, false},
 		{"done", 2, 9, set("c02", "c03", "c04", "c05", "c06", "c07", "c08", "c09"), nil, TestPolicy{Every: 1}, 3, "", nil, true},
 		{"every-3 keeps the end", 0, 9, set("c00"), nil, TestPolicy{Every: 3}, 20, "c00", []string{"c03", "c06", "c09"}, false},
 		{"an existing history: its oldest tested is the end, measured again", 0, 5, set("c03", "c05", "c07"), nil, TestPolicy{Every: 1}, 20, "c03", []string{"c04", "c05"}, false},
@@ -64,11 +65,14 @@ func TestOlderRetries(t *testing.T) {
 }
 
 // TestWatchBackfill: a watch file with start: on a branch of seven
-// commits, max_commits 3: the backfill tests them oldest first over three
-// cycles (a new watcher in each, as after a restart: the progress is the
-// store's), each batch against the newest commit tested before it, finds
-// the 2x slowdown at the fourth commit as a step between neighbours, and
-// then follows the head. Real git, gcc and runs.
+// commits, max_commits 3: the first cycle tests the start, the next
+// commit and the head (the range's end) in one session, and bisects the
+// 2x slowdown at the fourth commit out of that step at once; the next
+// cycles fill the range in oldest first (a new watcher in each, as after
+// a restart: the progress is the store's), each batch against the newest
+// commit tested before it, find the slowdown again as a step between
+// neighbours (the same finding), measure the end again beside its
+// neighbour, and then the head is followed. Real git, gcc and runs.
 func TestWatchBackfill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a C benchmark over four watch cycles")
@@ -111,9 +115,9 @@ func TestWatchBackfill(t *testing.T) {
 		ref      string
 		findings []string
 	}{
-		{[]string{base, all[0], all[1]}, "", nil},
-		{[]string{all[2], all[3], all[4]}, all[1], []string{slow}},
-		{[]string{all[5]}, all[4], nil},
+		{[]string{base, all[0], all[5]}, "", []string{slow}},
+		{[]string{all[1], all[2], all[3]}, all[0], []string{slow}},
+		{[]string{all[4], all[5]}, all[3], nil},
 		{nil, "", nil},
 	} {
 		rep := cycle(fmt.Sprintf("cycle %d", i+1))

@@ -206,8 +206,8 @@ func (w *Watcher) measureBranch(ctx context.Context, s *measure.Session, jc JobC
 		return err
 	}
 	budget := w.Config.MaxCommits
-	// A backfill of a new history ends at the head it began with: the
-	// commits after it are chained to that head once the backfill is done.
+	// A backfill of a new history ends at the head it began with, which
+	// its first batch tests: the commits after it are chained to it.
 	if bf == nil || k.tested[list[bf.until].Hash] {
 		sel := choose(list, k, w.Config.Test, w.Config.MaxCommits)
 		if *k.err != nil {

@@ -14,7 +14,7 @@ import (
 
 func newWatchCmd(a *app) *cobra.Command {
 	var once bool
-	var cpu string
+	var cpu, since string
 	cmd := &cobra.Command{
 		Use:   "watch FILE",
 		Short: "test new commits of watched branches unattended, find changes, bisect, triage and report them",
@@ -32,6 +32,13 @@ alignment artifact), and record one finding per culprit in the results
 store, exported as JSON, Markdown and mail text into report.dir, and mailed
 when report.smtp is set (policy per job: regressions, changes or all).
 
+A commit that does not build is built once more in a later cycle, then
+passed over (and reported, broken_builds); the next commit that builds is
+measured against the last one that built. Runs are pinned as compare pins
+them (--cpu, else each job's run.cpu; auto calibrates again each cycle).
+--since REV (the watch file's start:) backfills each branch from REV,
+oldest first, max_commits a cycle, resumable.
+
 Without --once it runs a cycle every interval (default 10m) until stopped.
 Kill it anywhere and start it again: nothing measured is lost and nothing is
 reported twice.
@@ -45,20 +52,23 @@ others ran.`,
 			if err != nil {
 				return err
 			}
+			if since != "" {
+				cfg.Start = since
+			}
 			return runWatch(cmd.Context(), a, cfg, cpu, once)
 		},
 	}
 	cmd.Flags().BoolVar(&once, "once", false, "run one cycle and exit (for cron and CI)")
-	cmd.Flags().StringVar(&cpu, "cpu", "none", "auto (pin to the quietest CPU), none, or a CPU number")
+	cmd.Flags().StringVar(&since, "since", "", "backfill each branch's history from this commit (the watch file's start:), oldest first, max_commits a cycle")
+	cmd.Flags().StringVar(&cpu, "cpu", "", "auto (pin to the quietest CPU, calibrated each cycle), none, or a CPU number (default: each job's run.cpu)")
 	return cmd
 }
 
 func runWatch(ctx context.Context, a *app, cfg *watch.Config, cpuFlag string, once bool) error {
-	cpu, err := measure.ChooseCPU(ctx, cpuFlag, 10, 5, a.logf)
-	if err != nil {
+	if err := measure.CheckCPUMode(cpuFlag); err != nil {
 		return err
 	}
-	w := &watch.Watcher{Config: cfg, CPU: cpu, Progress: progress.New(a.stderr, a.stderrTTY), Logf: a.logf, Wait: a.waitf}
+	w := &watch.Watcher{Config: cfg, CPUMode: cpuFlag, Progress: progress.New(a.stderr, a.stderrTTY), Logf: a.logf, Wait: a.waitf}
 	if !once {
 		return w.Run(ctx)
 	}

@@ -134,12 +134,7 @@ func (a *app) open(ctx context.Context, j *job.Job, storeDir string) (*measure.S
 }
 
 // cpuMode is the --cpu flag, else the job's run.cpu.
-func cpuMode(flag string, j *job.Job) string {
-	if flag != "" {
-		return flag
-	}
-	return j.Run.CPU
-}
+func cpuMode(flag string, j *job.Job) string { return measure.CPUMode(flag, j) }
 
 // pickJob loads a job file and returns its atomic job named name, or its
 // only one when name is "".

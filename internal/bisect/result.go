@@ -3,6 +3,7 @@
 package bisect
 
 import (
+	"slices"
 	"time"
 
 	"github.com/perfbot/perfbot/internal/gitrev"
@@ -251,6 +252,31 @@ func (r *Result) Skipped() []Step {
 		if s.Verdict == Skip {
 			out = append(out, s)
 		}
+	}
+	return out
+}
+
+// SkipSpan is a range that ended with only skipped commits left (their
+// build fails, or their runs all fail): the change is at one of Skipped
+// or at First, the first commit after them that builds, and Good is the
+// last commit before them that built, the one to compare First with.
+type SkipSpan struct {
+	Good    gitrev.Commit
+	First   gitrev.Commit
+	Skipped []gitrev.Commit
+	Range   int // the index in Ranges
+}
+
+// SkipSpans returns the ranges that ended with only skipped commits left,
+// in the order of Ranges.
+func (r *Result) SkipSpans() []SkipSpan {
+	var out []SkipSpan
+	for i, rg := range r.Ranges {
+		if rg.Status != RangeCandidates || len(rg.Candidates) < 2 || rg.Parent == nil {
+			continue
+		}
+		n := len(rg.Candidates)
+		out = append(out, SkipSpan{Good: *rg.Parent, First: rg.Candidates[n-1], Skipped: slices.Clone(rg.Candidates[:n-1]), Range: i})
 	}
 	return out
 }

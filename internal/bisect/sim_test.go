@@ -427,6 +427,13 @@ func TestSkipLeavesCandidates(t *testing.T) {
 	if r.Found() {
 		t.Error("Found() is true without a single culprit")
 	}
+	// The span: the skipped commit 8 and the first that builds after it,
+	// to be compared with 7, the last that built before it.
+	sp := r.SkipSpans()
+	if len(sp) != 1 || sp[0].Good.Hash != h.path[7].Hash || sp[0].First.Hash != h.path[9].Hash ||
+		len(sp[0].Skipped) != 1 || sp[0].Skipped[0].Hash != h.path[8].Hash || sp[0].Range != 0 {
+		t.Errorf("skip spans %+v; want 7 good, 8 skipped, 9 the first that builds", sp)
+	}
 }
 
 func TestAllRunsFailIsSkip(t *testing.T) {

@@ -55,7 +55,7 @@ metrics:
 	}
 	f.cfg = cfg
 	ctx := context.Background()
-	w := &watch.Watcher{Config: cfg, CPU: -1, Logf: t.Logf}
+	w := &watch.Watcher{Config: cfg, CPUMode: "none", Logf: t.Logf}
 	if rep, err := w.Cycle(ctx); err != nil || len(rep.Errors) > 0 {
 		t.Fatalf("cycle 1: %v %v", err, rep.Errors)
 	}

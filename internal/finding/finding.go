@@ -49,6 +49,10 @@ type Finding struct {
 	// bisected.
 	TriageReport json.RawMessage `json:"triage_report,omitempty"`
 	BisectKey    string          `json:"bisect_key,omitempty"`
+	// Skipped are the commits between Parent and Culprit that do not
+	// build (full hashes, oldest first): the change is in one of them or
+	// in Culprit, the first commit after them that builds.
+	Skipped []string `json:"skipped,omitempty"`
 }
 
 // MetricChange is one metric the culprit moved.

@@ -86,6 +86,15 @@ func (s *Session) Resolve(ctx context.Context, revs []string) ([]gitrev.Commit, 
 	return commits, errors.Join(errs...)
 }
 
+// CPUMode is where a job's runs are pinned: the --cpu flag when given,
+// else the job's run.cpu (auto by default).
+func CPUMode(flag string, j *job.Job) string {
+	if flag != "" {
+		return flag
+	}
+	return j.Run.CPU
+}
+
 // ChooseCPU decides where runs are pinned, by mode: "auto" (or "")
 // calibrates the allowed CPUs and picks the quietest, "none" does not pin,
 // a number pins to that CPU. With auto it logs the calibration and warns
@@ -110,10 +119,21 @@ func ChooseCPU(ctx context.Context, mode string, runs int, effect float64, logf 
 	case "none":
 		return -1, nil
 	default:
-		n, err := strconv.Atoi(mode)
-		if err != nil || n < 0 {
-			return 0, fmt.Errorf("--cpu %q: want auto, none or a CPU number", mode)
+		if err := CheckCPUMode(mode); err != nil {
+			return 0, err
 		}
-		return n, nil
+		return strconv.Atoi(mode)
 	}
+}
+
+// CheckCPUMode checks a --cpu flag: "" (the job's run.cpu), auto, none or
+// a CPU number.
+func CheckCPUMode(mode string) error {
+	if mode == "" || mode == "auto" || mode == "none" {
+		return nil
+	}
+	if n, err := strconv.Atoi(mode); err != nil || n < 0 {
+		return fmt.Errorf("--cpu %q: want auto, none or a CPU number", mode)
+	}
+	return nil
 }

@@ -50,6 +50,14 @@ import (
 //	             refused, failed, superseded), attempts, last error, next
 //	             attempt time, and the Message-ID it went out as (its own
 //	             or a digest's).
+//	watch_builds (v7) commits perfbot watch could not build, per job and
+//	             variant: how many times the build failed (a first failure
+//	             is retried once in a later cycle), whether the failure is
+//	             final, its error and build log.
+//	watch_backfills (v7) a backfill per job, variant and branch: the range
+//	             since_commit..until_commit it tests, and whether it is done.
+//	watch_anchor_modes (v7) per job and variant, whether the history keeps
+//	             an anchor, decided once when the history starts.
 //
 // runs.job_key deliberately does not reference jobs: a run may be stored
 // before, or without, its job's spec.
@@ -175,11 +183,45 @@ var migrations = [][]string{
 			PRIMARY KEY (culprit, revision, recipient)
 		) STRICT`,
 	},
+	// 7: perfbot watch's broken builds, backfills and anchor decisions.
+	7: {
+		`CREATE TABLE watch_builds (
+			job_key       TEXT NOT NULL,
+			variant       TEXT NOT NULL,
+			commit_hash   TEXT NOT NULL,
+			branch        TEXT NOT NULL,
+			failures      INTEGER NOT NULL,
+			final         INTEGER NOT NULL,
+			error         TEXT NOT NULL,
+			log_path      TEXT NOT NULL,
+			first_unix_ns INTEGER NOT NULL,
+			last_unix_ns  INTEGER NOT NULL,
+			PRIMARY KEY (job_key, variant, commit_hash)
+		) STRICT`,
+		`CREATE TABLE watch_backfills (
+			job_key         TEXT NOT NULL,
+			variant         TEXT NOT NULL,
+			branch          TEXT NOT NULL,
+			since_commit    TEXT NOT NULL,
+			until_commit    TEXT NOT NULL,
+			done            INTEGER NOT NULL,
+			started_unix_ns INTEGER NOT NULL,
+			PRIMARY KEY (job_key, variant, branch)
+		) STRICT`,
+		`CREATE TABLE watch_anchor_modes (
+			job_key         TEXT NOT NULL,
+			variant         TEXT NOT NULL,
+			anchor          INTEGER NOT NULL,
+			reason          TEXT NOT NULL,
+			decided_unix_ns INTEGER NOT NULL,
+			PRIMARY KEY (job_key, variant)
+		) STRICT`,
+	},
 }
 
 // SchemaVersion is the schema version this perfbot reads and writes: the
 // number of migrations.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // applicationID marks a SQLite file as a perfbot database ("pfbt").
 const applicationID = 0x70666274

@@ -133,4 +133,37 @@ var pgMigrations = [][]string{
 			PRIMARY KEY (culprit, revision, recipient)
 		)`,
 	},
+	7: {
+		`CREATE TABLE watch_builds (
+			job_key       TEXT COLLATE "C" NOT NULL,
+			variant       TEXT COLLATE "C" NOT NULL,
+			commit_hash   TEXT COLLATE "C" NOT NULL,
+			branch        TEXT COLLATE "C" NOT NULL,
+			failures      BIGINT NOT NULL,
+			final         BIGINT NOT NULL,
+			error         TEXT COLLATE "C" NOT NULL,
+			log_path      TEXT COLLATE "C" NOT NULL,
+			first_unix_ns BIGINT NOT NULL,
+			last_unix_ns  BIGINT NOT NULL,
+			PRIMARY KEY (job_key, variant, commit_hash)
+		)`,
+		`CREATE TABLE watch_backfills (
+			job_key         TEXT COLLATE "C" NOT NULL,
+			variant         TEXT COLLATE "C" NOT NULL,
+			branch          TEXT COLLATE "C" NOT NULL,
+			since_commit    TEXT COLLATE "C" NOT NULL,
+			until_commit    TEXT COLLATE "C" NOT NULL,
+			done            BIGINT NOT NULL,
+			started_unix_ns BIGINT NOT NULL,
+			PRIMARY KEY (job_key, variant, branch)
+		)`,
+		`CREATE TABLE watch_anchor_modes (
+			job_key         TEXT COLLATE "C" NOT NULL,
+			variant         TEXT COLLATE "C" NOT NULL,
+			anchor          BIGINT NOT NULL,
+			reason          TEXT COLLATE "C" NOT NULL,
+			decided_unix_ns BIGINT NOT NULL,
+			PRIMARY KEY (job_key, variant)
+		)`,
+	},
 }

@@ -2,7 +2,6 @@ package watch
 
 import (
 	"context"
-	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -20,25 +19,10 @@ func TestAnchorGone(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a C benchmark over two watch cycles")
 	}
-	testutil.NeedTool(t, "git", "gcc", "make")
-	r := testutil.NewGitRepo(t)
-	base := r.Commit("base", map[string]string{"bench.c": testutil.BenchC(1, "base"), "Makefile": testutil.BenchMakefile})
-	dir := filepath.Dir(r.Dir)
-	write(t, filepath.Join(dir, "bench.yaml"), fmt.Sprintf(`repo: %s
-build: {command: make bench, artifacts: [bench]}
-run: {command: ./bench 100000, timeout: 60s}
-runs: 3
-metrics:
-  - {name: work_ms, regex: 'work_ms: (?P<value>[0-9.]+)', better: lower}
-`, r.Dir))
-	watchFile := filepath.Join(dir, "watch.yaml")
-	write(t, watchFile, "jobs:\n  - {file: bench.yaml, anchor: true}\nbranches: [main]\n")
-	cfg, err := Load(watchFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bw := newBenchWatch(t, 3, "100000", "", "jobs:\n  - {file: bench.yaml, anchor: true}\nbranches: [main]\n")
+	r, dir, cfg, base := bw.repo, bw.dir, bw.cfg, bw.base
 	ctx := context.Background()
-	w := &Watcher{Config: cfg, CPU: -1, Logf: t.Logf}
+	w := &Watcher{Config: cfg, CPUMode: "none", Logf: t.Logf}
 	if rep, err := w.Cycle(ctx); err != nil || len(rep.Errors) > 0 {
 		t.Fatalf("cycle 1: %v %v", err, rep.Errors)
 	}

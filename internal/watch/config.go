@@ -30,7 +30,11 @@ type Config struct {
 	// a big backlog is thinned evenly (the newest always included) and the
 	// rest is left to bisection.
 	MaxCommits int
-	Report     ReportConfig
+	// Start is a commit (any git revision) from which each branch's
+	// history is backfilled, oldest first, within MaxCommits a cycle;
+	// "" for none (a new history starts at the head).
+	Start  string
+	Report ReportConfig
 }
 
 // JobConfig is one watched job file and its policy.
@@ -53,8 +57,14 @@ type JobConfig struct {
 	// Anchor re-measures one anchor commit in every cycle's rounds and
 	// looks for changes with E-divisive means over each commit's ratio to
 	// it too (docs/changepoints.md): one more commit per cycle, for more
-	// recall on a noisy machine.
-	Anchor bool
+	// recall on a noisy machine. AnchorSet says the watch file set it;
+	// else each history keeps the mode decided when it began (on for a
+	// new history; see anchorMode).
+	Anchor    bool
+	AnchorSet bool
+	// BrokenBuilds reports a commit whose build failed twice (once more
+	// in a later cycle) into the report folder, with its error and log.
+	BrokenBuilds bool
 }
 
 // TestPolicy says which new commits a cycle measures.
@@ -124,6 +134,7 @@ func Parse(path string, data []byte) (*Config, error) {
 		"fetch":    func(n *yaml.Node, f string) { c.Fetch = p.bool(n, f) },
 		"test":     func(n *yaml.Node, f string) { c.Test = p.test(n, f) },
 		"interval": func(n *yaml.Node, f string) { c.Interval = p.duration(n, f) },
+		"start":    func(n *yaml.Node, f string) { c.Start = p.revision(n, f) },
 		"max_commits": func(n *yaml.Node, f string) {
 			if c.MaxCommits = p.int(n, f); c.MaxCommits < 1 {
 				p.errorf(n, f, "want at least 1")
@@ -262,6 +273,16 @@ func (p *parser) duration(n *yaml.Node, field string) time.Duration {
 	return d
 }
 
+// revision reads a git revision; one that git would take for an option is
+// refused.
+func (p *parser) revision(n *yaml.Node, field string) string {
+	s := p.str(n, field)
+	if s == "" || strings.HasPrefix(s, "-") {
+		p.errorf(n, field, "want a commit (a hash, tag or branch), not %q", s)
+	}
+	return s
+}
+
 func (p *parser) test(n *yaml.Node, field string) TestPolicy {
 	s := p.str(n, field)
 	switch {
@@ -287,18 +308,19 @@ func (p *parser) jobs(n *yaml.Node, field string) []JobConfig {
 	var out []JobConfig
 	for i, e := range n.Content {
 		f := fmt.Sprintf("%s[%d]", field, i)
-		jc := JobConfig{Effect: DefaultEffect, Alpha: DefaultAlpha, Report: "regressions", Preset: "c"}
+		jc := JobConfig{Effect: DefaultEffect, Alpha: DefaultAlpha, Report: "regressions", Preset: "c", BrokenBuilds: true}
 		if e.Kind == yaml.ScalarNode {
 			jc.File = e.Value
 		} else {
 			p.fields(e, f, map[string]func(*yaml.Node, string){
-				"file":      func(n *yaml.Node, f string) { jc.File = p.str(n, f) },
-				"effect":    func(n *yaml.Node, f string) { jc.Effect = p.float(n, f) },
-				"alpha":     func(n *yaml.Node, f string) { jc.Alpha = p.float(n, f) },
-				"report":    func(n *yaml.Node, f string) { jc.Report = p.str(n, f) },
-				"histories": func(n *yaml.Node, f string) { jc.Histories = p.strings(n, f) },
-				"preset":    func(n *yaml.Node, f string) { jc.Preset = p.str(n, f) },
-				"anchor":    func(n *yaml.Node, f string) { jc.Anchor = p.bool(n, f) },
+				"file":          func(n *yaml.Node, f string) { jc.File = p.str(n, f) },
+				"effect":        func(n *yaml.Node, f string) { jc.Effect = p.float(n, f) },
+				"alpha":         func(n *yaml.Node, f string) { jc.Alpha = p.float(n, f) },
+				"report":        func(n *yaml.Node, f string) { jc.Report = p.str(n, f) },
+				"histories":     func(n *yaml.Node, f string) { jc.Histories = p.strings(n, f) },
+				"preset":        func(n *yaml.Node, f string) { jc.Preset = p.str(n, f) },
+				"anchor":        func(n *yaml.Node, f string) { jc.Anchor = p.bool(n, f) },
+				"broken_builds": func(n *yaml.Node, f string) { jc.BrokenBuilds = p.bool(n, f) },
 			})
 			for _, h := range jc.Histories {
 				if h != "plain" && h != "forced" {

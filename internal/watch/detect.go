@@ -111,8 +111,12 @@ func (w *Watcher) explain(ctx context.Context, s *measure.Session, jc JobConfig,
 		f, err := w.triage(ctx, s, jc, j, branch, metricName, a, b, fmt.Sprintf("%s was the first commit tested after %s%s", b.Short(), a.Short(), h.suffix()))
 		return []*finding.Finding{f}, err
 	}
+	cpu, err := w.cpu(ctx, j, jc)
+	if err != nil {
+		return nil, err
+	}
 	m := &bisect.StoreMeasurer{Job: j, Store: s.Store, Builder: s.Builder, Repo: s.Repo, Metric: metricName,
-		Variants: []job.Variant{h.variant}, CPU: w.CPU, Progress: w.Progress, Rand: rand.New(rand.NewSource(measure.SeedOf("watch", key)))}
+		Variants: []job.Variant{h.variant}, CPU: cpu, Progress: w.Progress, Rand: rand.New(rand.NewSource(measure.SeedOf("watch", key)))}
 	resume, err := bisect.LoadState(ctx, s.Store, "watch|"+key, false)
 	if err != nil {
 		return nil, err
@@ -128,7 +132,8 @@ func (w *Watcher) explain(ctx context.Context, s *measure.Session, jc JobConfig,
 	if err != nil {
 		return nil, err
 	}
-	if !res.Found() {
+	spans := res.SkipSpans()
+	if !res.Found() && len(spans) == 0 {
 		w.logf("watch: %s %s..%s: no confirmed culprit", metricName, a.Short(), b.Short())
 		return nil, nil
 	}
@@ -154,6 +159,28 @@ func (w *Watcher) explain(ctx context.Context, s *measure.Session, jc JobConfig,
 		f.BisectKey = "watch|" + key
 		out = append(out, f)
 	}
+	// Only commits that do not build lie between the last commit that
+	// built and the next one that does: the change is in one of them, or
+	// in that next one. It is named, with the skipped commits, and triaged
+	// against the last commit that built.
+	for _, sp := range spans {
+		skipped := make([]string, len(sp.Skipped))
+		for i, c := range sp.Skipped {
+			skipped[i] = c.Short()
+		}
+		how := fmt.Sprintf("bisected %d commits between %s and %s%s (%d runs): only commits that do not build (%s) lie between %s, the last commit that built, and %s, the first that builds after them; the change is in one of them or in %s, triaged against %s",
+			len(path), a.Short(), b.Short(), h.suffix(), res.Runs, strings.Join(skipped, ", "), sp.Good.Short(), sp.First.Short(), sp.First.Short(), sp.Good.Short())
+		w.logf("watch: %s: %s", metricName, how)
+		f, err := w.triage(ctx, s, jc, j, branch, metricName, sp.Good, sp.First, how)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range sp.Skipped {
+			f.Skipped = append(f.Skipped, c.Hash)
+		}
+		f.BisectKey = "watch|" + key
+		out = append(out, f)
+	}
 	return out, nil
 }
 
@@ -161,8 +188,12 @@ func (w *Watcher) explain(ctx context.Context, s *measure.Session, jc JobConfig,
 func (w *Watcher) triage(ctx context.Context, s *measure.Session, jc JobConfig, j *job.Job, branch, metricName string,
 	parent, culprit gitrev.Commit, how string) (*finding.Finding, error) {
 	w.logf("watch: triage: %s against its parent %s, %s", culprit.Short(), parent.Short(), metricName)
+	cpu, err := w.cpu(ctx, j, jc)
+	if err != nil {
+		return nil, err
+	}
 	var log bytes.Buffer
-	res, err := triage.Run(ctx, triage.Options{Job: j, Store: s.Store, Builder: s.Builder, CPU: w.CPU, Metric: metricName,
+	res, err := triage.Run(ctx, triage.Options{Job: j, Store: s.Store, Builder: s.Builder, CPU: cpu, Metric: metricName,
 		Alpha: jc.Alpha, MinEffect: jc.Effect, Progress: w.Progress, Log: &log}, parent, culprit)
 	if err != nil {
 		return nil, err

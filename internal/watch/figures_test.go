@@ -181,14 +181,14 @@ func plantedEffect(repo *demo.Repo, hash string) string {
 func watchFigure(t *testing.T, repo *demo.Repo, policy string) *figure {
 	dir := filepath.Dir(repo.Dir)
 	watchFile := filepath.Join(dir, "watch.yaml")
-	write(t, watchFile, fmt.Sprintf("jobs:\n  - {file: %q, report: all}\nbranches: [watched]\ntest: %s\nreport: {dir: %q}\n",
+	write(t, watchFile, fmt.Sprintf("jobs:\n  - {file: %q, report: all, anchor: false}\nbranches: [watched]\ntest: %s\nreport: {dir: %q}\n",
 		repo.JobFile, policy, filepath.Join(dir, "reports")))
 	cfg, err := Load(watchFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cost := &costCounter{}
-	w := &Watcher{Config: cfg, CPU: -1, Logf: cost.logf(t), Progress: cost}
+	w := &Watcher{Config: cfg, CPUMode: "none", Logf: cost.logf(t), Progress: cost}
 	start := time.Now()
 	for _, n := range figuresGrowth {
 		growBranch(t, repo, n)

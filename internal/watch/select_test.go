@@ -46,7 +46,7 @@ func TestChoose(t *testing.T) {
 		for _, h := range tc.tested {
 			tested[h] = true
 		}
-		sel := choose(list, tested, tc.policy, tc.max)
+		sel := choose(list, known{tested: tested}, tc.policy, tc.max)
 		if sel.Ref.Hash != tc.ref || !slices.Equal(hashes(sel.New), tc.want) {
 			t.Errorf("%s: ref %q new %v; want %q %v", tc.name, sel.Ref.Hash, hashes(sel.New), tc.ref, tc.want)
 		}

@@ -40,8 +40,11 @@ import (
 // Watcher runs the cycles of one watch file.
 type Watcher struct {
 	Config *Config
-	// CPU is where runs are pinned (-1: not pinned).
-	CPU      int
+	// CPUMode is where runs are pinned, as perfbot compare's --cpu:
+	// auto (the quietest CPU, calibrated), none, or a CPU number; "" takes
+	// each job's run.cpu (auto by default). Chosen per job and cycle (see
+	// cpu).
+	CPUMode  string
 	Progress measure.Progress
 	Logf     func(format string, args ...any)
 	// Wait is told when another perfbot holds the machine.
@@ -53,6 +56,9 @@ type Watcher struct {
 	// each cycle compares only the commits tested since (history.Memo).
 	memoMu sync.Mutex
 	memos  map[string]*history.Memo
+
+	// cpus are this cycle's choices, by mode.
+	cpus map[string]int
 }
 
 // memo is the store's memo of comparisons.
@@ -74,8 +80,9 @@ func (w *Watcher) memo(st *store.Store) *history.Memo {
 type CycleReport struct {
 	Started, Finished time.Time
 	Tested            []TestedCommit
-	Findings          []string // culprits of new or updated findings
-	Errors            []error  // per job and branch; the cycle goes on
+	Findings          []string      // culprits of new or updated findings
+	Broken            []BrokenBuild // commits whose build failed for good in this cycle
+	Errors            []error       // per job and branch; the cycle goes on
 }
 
 // TestedCommit is one commit a cycle measured.
@@ -102,6 +109,7 @@ func (w *Watcher) Cycle(ctx context.Context) (*CycleReport, error) {
 		now = w.Now
 	}
 	rep := &CycleReport{Started: now()}
+	w.cpus = map[string]int{} // the machine's quiet CPU is found again each cycle
 	cycle := rep.Started.UnixNano()
 	for _, jc := range w.Config.Jobs {
 		jobs, err := job.Load(jc.File)
@@ -160,9 +168,13 @@ func (w *Watcher) job(ctx context.Context, jc JobConfig, j *job.Job, cycle int64
 		for _, h := range hists {
 			// A branch that fails (a build that is not a build failure, a
 			// store error) does not stop the others.
-			err := w.measureBranch(ctx, s, jc, j, h, branch, lists[i], cycle, rep)
+			jch := jc
+			var err error
+			if jch.Anchor, err = w.anchorMode(ctx, s.Store, jc, j.Name, j.Key(), h); err == nil {
+				err = w.measureBranch(ctx, s, jch, j, h, branch, lists[i], cycle, rep)
+			}
 			if err == nil {
-				err = w.detect(ctx, s, jc, j, h, branch, lists[i], rep)
+				err = w.detect(ctx, s, jch, j, h, branch, lists[i], rep)
 			}
 			if err != nil {
 				if ctx.Err() != nil {
@@ -182,19 +194,80 @@ func (w *Watcher) job(ctx context.Context, jc JobConfig, j *job.Job, cycle int64
 }
 
 // measureBranch tests the branch's new commits beside their reference
-// (and the history's anchor, when the job keeps one).
+// (and the history's anchor, when the job keeps one), then the next
+// commits of a backfill (start: or --since), in rounds of their own.
 func (w *Watcher) measureBranch(ctx context.Context, s *measure.Session, jc JobConfig, j *job.Job, h hist, branch string, list []gitrev.Commit, cycle int64, rep *CycleReport) error {
-	tested, err := s.Store.TestedCommits(ctx, j.Key(), h.id)
+	k, bb, err := loadKnown(ctx, s.Store, j.Key(), h.id)
 	if err != nil {
 		return err
 	}
-	done := map[string]bool{}
-	for h := range tested {
-		done[h] = true
+	bf, err := w.backfill(ctx, s, j, h, branch, list, k)
+	if err != nil {
+		return err
 	}
-	sel := choose(list, done, w.Config.Test, w.Config.MaxCommits)
+	budget := w.Config.MaxCommits
+	// A backfill of a new history ends at the head it began with, which
+	// its first batch tests: the commits after it are chained to it.
+	if bf == nil || k.tested[list[bf.until].Hash] {
+		sel := choose(list, k, w.Config.Test, w.Config.MaxCommits)
+		if *k.err != nil {
+			return *k.err
+		}
+		if err := w.measureSel(ctx, s, jc, j, h, branch, sel, bb, cycle, rep); err != nil {
+			return err
+		}
+		budget -= len(sel.New)
+		if sel.Ref.Hash != "" {
+			if err := w.measureRetries(ctx, s, jc, j, h, branch, olderRetries(list, k, sel.Ref), bb, cycle, rep); err != nil {
+				return err
+			}
+		}
+	}
+	if bf == nil {
+		return nil
+	}
+	if k, bb, err = loadKnown(ctx, s.Store, j.Key(), h.id); err != nil {
+		return err
+	}
+	sel, done := chooseBackfill(list, bf.since, bf.until, k, w.Config.Test, max(budget, 1))
+	if *k.err != nil {
+		return *k.err
+	}
+	if done {
+		return w.endBackfill(ctx, s.Store, j, h, bf)
+	}
+	w.logf("watch: %s on %s%s: backfill %s..%s: %d commits this cycle", j.Name, branch, h.suffix(),
+		list[bf.since].Short(), list[bf.until].Short(), len(sel.New))
+	if err := w.measureSel(ctx, s, jc, j, h, branch, sel, bb, cycle, rep); err != nil {
+		return err
+	}
+	if sel.Ref.Hash == "" {
+		return nil
+	}
+	return w.measureRetries(ctx, s, jc, j, h, branch, olderRetries(list[bf.since:bf.until+1], k, sel.Ref), bb, cycle, rep)
+}
+
+// measureRetries builds once more, and measures, each commit whose first
+// build failed behind the reference, in rounds of its own.
+func (w *Watcher) measureRetries(ctx context.Context, s *measure.Session, jc JobConfig, j *job.Job, h hist, branch string, sels []selection,
+	bb map[string]store.BrokenBuild, cycle int64, rep *CycleReport) error {
+	for _, sel := range sels {
+		if err := w.measureSel(ctx, s, jc, j, h, branch, sel, bb, cycle, rep); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// measureSel measures a selection in whole interleaved rounds and records
+// each new commit as tested (or its build as broken).
+func (w *Watcher) measureSel(ctx context.Context, s *measure.Session, jc JobConfig, j *job.Job, h hist, branch string, sel selection,
+	bb map[string]store.BrokenBuild, cycle int64, rep *CycleReport) error {
 	if len(sel.New) == 0 {
 		return nil
+	}
+	if err := retryBuilds(ctx, s.Store, j, h, sel, bb); err != nil {
+		return err
 	}
 	var targets []measure.Target
 	if sel.Ref.Hash != "" {
@@ -204,6 +277,7 @@ func (w *Watcher) measureBranch(ctx context.Context, s *measure.Session, jc JobC
 		targets = append(targets, measure.Target{Commit: c, Variant: h.variant})
 	}
 	anchor := ""
+	var err error
 	if jc.Anchor {
 		if anchor, err = w.anchorFor(ctx, s.Store, j, h, sel); err != nil {
 			return err
@@ -229,8 +303,12 @@ func (w *Watcher) measureBranch(ctx context.Context, s *measure.Session, jc JobC
 			targets = append(targets, measure.Target{Commit: gitrev.Commit{Hash: anchor, Subject: "(anchor)"}, Variant: h.variant})
 		}
 	}
+	cpu, err := w.cpu(ctx, j, jc)
+	if err != nil {
+		return err
+	}
 	w.logf("watch: %s on %s%s: testing %d new commits against %s%s", j.Name, branch, h.suffix(), len(sel.New), orNone(sel.Ref.Short()), anchorNote(anchor))
-	out, err := measure.Measure(ctx, j, targets, measure.Options{Store: s.Store, Builder: s.Builder, CPU: w.CPU,
+	out, err := measure.Measure(ctx, j, targets, measure.Options{Store: s.Store, Builder: s.Builder, CPU: cpu,
 		WholeRounds: true, Retry: true, Progress: w.Progress, Wait: w.Wait})
 	if err != nil {
 		return err
@@ -255,7 +333,12 @@ func (w *Watcher) measureBranch(ctx context.Context, s *measure.Session, jc JobC
 			newAnchor = t.Target.Commit.Hash
 		}
 		if t.BuildErr != nil {
-			w.logf("watch: %s: %s does not build: %v", j.Name, t.Target.Commit.Short(), t.BuildErr)
+			// Not tested: never a reference. Built once more in a later
+			// cycle, then passed over.
+			if err := w.brokenBuild(ctx, s, jc, j, h, branch, t, bb, rep); err != nil {
+				return err
+			}
+			continue
 		}
 		rec := &store.Tested{Job: j.Key(), Variant: h.id, Commit: t.Target.Commit.Hash, Branch: branch, Ref: sel.Ref.Hash,
 			Session: out.Session, Rounds: out.Rounds, Cycle: cycle, When: time.Now()}

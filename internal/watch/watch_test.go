@@ -58,7 +58,7 @@ report:
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	w := &Watcher{Config: cfg, CPU: -1, Logf: t.Logf}
+	w := &Watcher{Config: cfg, CPUMode: "none", Logf: t.Logf}
 
 	// Cycle 1: the history starts at the head.
 	rep, err := w.Cycle(ctx)
@@ -77,7 +77,7 @@ report:
 	// Cycle 2 is killed after 5 runs (as by ^C or kill), then run again:
 	// it takes only the missing runs and reports once.
 	cctx, cancel := context.WithCancel(ctx)
-	killed := &Watcher{Config: cfg, CPU: -1, Logf: t.Logf, Progress: &cancelAfter{n: 5, cancel: cancel}}
+	killed := &Watcher{Config: cfg, CPUMode: "none", Logf: t.Logf, Progress: &cancelAfter{n: 5, cancel: cancel}}
 	if _, err := killed.Cycle(cctx); err == nil {
 		t.Fatal("a cycle cancelled in the middle returned no error")
 	}
@@ -151,7 +151,7 @@ report:
 
 	// Cycle 3, a new watcher as after a restart: nothing new to test,
 	// nothing reported again.
-	w = &Watcher{Config: cfg, CPU: -1, Logf: t.Logf}
+	w = &Watcher{Config: cfg, CPUMode: "none", Logf: t.Logf}
 	rep, err = w.Cycle(ctx)
 	if err != nil || len(rep.Tested) != 0 || len(rep.Findings) != 0 {
 		t.Errorf("cycle 3 tested %d, findings %v (err %v); want nothing", len(rep.Tested), rep.Findings, err)

@@ -94,6 +94,7 @@ func Exercise(t *testing.T, b Backend) {
 		{"KeyOrder", testKeyOrder},
 		{"TextRefused", testTextRefused},
 		{"MailOutbox", testMailOutbox},
+		{"WatchState", testWatchState},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -116,4 +116,20 @@ var pgMigrations = [][]string{
 			updated_unix_ns BIGINT NOT NULL
 		)`,
 	},
+	6: {}, // reserved
+	7: {}, // reserved
+	8: {
+		`CREATE TABLE job_cycles (
+			job              TEXT COLLATE "C" NOT NULL,
+			name             TEXT COLLATE "C" NOT NULL,
+			cycle            BIGINT NOT NULL,
+			started_unix_ns  BIGINT NOT NULL,
+			finished_unix_ns BIGINT NOT NULL,
+			tested           BIGINT NOT NULL,
+			error            TEXT COLLATE "C" NOT NULL,
+			panicked         BIGINT NOT NULL,
+			noticed          BIGINT NOT NULL,
+			PRIMARY KEY (job, cycle)
+		)`,
+	},
 }

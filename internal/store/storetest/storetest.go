@@ -93,6 +93,7 @@ func Exercise(t *testing.T, b Backend) {
 		{"Findings", testFindings},
 		{"KeyOrder", testKeyOrder},
 		{"TextRefused", testTextRefused},
+		{"Cycles", testCycles},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,9 +15,9 @@ import (
 type CycleRecord struct {
 	// Job is the job's key, or "file:" and the job file's path when the
 	// file did not load (there is no key to name it by).
-	Job   string
-	Name  string // the job's name (or its file)
-	Cycle int64  // the cycle's start, Unix nanoseconds: one id for all its jobs
+	Job               string
+	Name              string // the job's name (or its file)
+	Cycle             int64  // the cycle's start, Unix nanoseconds: one id for all its jobs
 	Started, Finished time.Time
 	Tested            int    // commits tested
 	Error             string // "" when the job's cycle went through

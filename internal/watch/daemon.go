@@ -90,6 +90,7 @@ func (w *Watcher) Run(ctx context.Context, sig Signals) error {
 // wait waits for the next cycle, reloading the watch file when asked; it
 // returns true when asked to stop.
 func (w *Watcher) wait(ctx context.Context, sig Signals) bool {
+	start := time.Now()
 	t := time.NewTimer(w.Config.Interval)
 	defer t.Stop()
 	for {
@@ -99,22 +100,27 @@ func (w *Watcher) wait(ctx context.Context, sig Signals) bool {
 		case <-sig.Stop:
 			return true
 		case <-sig.Reload:
-			w.reload()
+			// A new interval counts from the end of the last cycle.
+			if w.reload() {
+				t.Reset(max(0, w.Config.Interval-time.Since(start)))
+			}
 		case <-t.C:
 			return false
 		}
 	}
 }
 
-// reload reads the watch file again; one with errors keeps the old.
-func (w *Watcher) reload() {
+// reload reads the watch file again; one with errors keeps the old. It
+// reports whether the new one was taken.
+func (w *Watcher) reload() bool {
 	cfg, err := Load(w.Config.File)
 	if err != nil {
 		w.logf("watch: reloading %s: %v; keeping the watch file read before", w.Config.File, err)
-		return
+		return false
 	}
 	w.Config = cfg
 	w.logf("watch: reloaded %s: %d job files, branches %v, interval %v (from the next cycle)", cfg.File, len(cfg.Jobs), cfg.Branches, cfg.Interval)
+	return true
 }
 
 // Collect keeps the build worktrees of every store within Config.GC. A

@@ -117,6 +117,17 @@ func plainRuns(t *testing.T, jobFile string, commits ...string) int {
 	return n
 }
 
+// startedHistory is a watch setup whose first cycle (watch --once) has
+// tested the base commit, which it returns.
+func startedHistory(t *testing.T, runs int) (*watchSetup, string) {
+	t.Helper()
+	w := newWatchSetup(t, runs)
+	if code, out := w.once(t); code != exitOK {
+		t.Fatalf("first cycle: exit %d\n%s", code, out)
+	}
+	return w, w.repo.Git("rev-parse", "HEAD")
+}
+
 // TestWatchDaemonKillResume kills `perfbot watch` with SIGKILL in the
 // middle of a cycle's measuring and starts it again: no process of it is
 // left, every run it logged is stored, the next start tests the same new
@@ -126,11 +137,7 @@ func TestWatchDaemonKillResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real builds, bisection and triage")
 	}
-	w := newWatchSetup(t, 10, "")
-	if code, out := w.once(t); code != exitOK {
-		t.Fatalf("first cycle: exit %d\n%s", code, out)
-	}
-	base := w.repo.Git("rev-parse", "HEAD")
+	w, base := startedHistory(t, 10)
 	slow := w.repo.Commit("hash twice", map[string]string{"bench.c": testutil.BenchC(2, "base")})
 	docs := w.repo.Commit("docs", map[string]string{"README": "notes\n"})
 	before := plainRuns(t, w.job, base, slow, docs)
@@ -180,11 +187,7 @@ func TestWatchDaemonTerm(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real builds")
 	}
-	w := newWatchSetup(t, 20, "")
-	if code, out := w.once(t); code != exitOK {
-		t.Fatalf("first cycle: exit %d\n%s", code, out)
-	}
-	base := w.repo.Git("rev-parse", "HEAD")
+	w, base := startedHistory(t, 20)
 	next := w.repo.Commit("docs", map[string]string{"README": "notes\n"})
 	before := plainRuns(t, w.job, base, next)
 
@@ -230,7 +233,7 @@ func TestWatchDaemonReload(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real builds")
 	}
-	w := newWatchSetup(t, 3, "")
+	w := newWatchSetup(t, 3)
 	good, _ := os.ReadFile(w.watchFile)
 	d := w.start(t)
 	d.waitFor(t, "cycle done", 1, 5*time.Minute)

@@ -25,8 +25,8 @@ type watchSetup struct {
 	bin       string
 }
 
-// benchJob is a job of the bench of testutil.BenchC with runs runs.
-func newWatchSetup(t *testing.T, runs int, extra string) *watchSetup {
+// newWatchSetup makes one with a job of testutil.BenchC's bench, runs runs.
+func newWatchSetup(t *testing.T, runs int) *watchSetup {
 	t.Helper()
 	r := newGitRepo(t)
 	r.Commit("base", map[string]string{"bench.c": testutil.BenchC(1, "base"), "Makefile": testutil.BenchMakefile})
@@ -38,7 +38,7 @@ func newWatchSetup(t *testing.T, runs int, extra string) *watchSetup {
 	dir := t.TempDir()
 	w.watchFile = filepath.Join(dir, "watch.yaml")
 	w.hookLog = filepath.Join(dir, "hook.log")
-	w.writeWatch(t, fmt.Sprintf("jobs: [%s]\nbranches: [main]\ninterval: 1h\nreport:\n  hook: 'echo \"$PERFBOT_FINDING\" >> hook.log'\n%s", w.job, extra))
+	w.writeWatch(t, fmt.Sprintf("jobs: [%s]\nbranches: [main]\ninterval: 1h\nreport:\n  hook: 'echo \"$PERFBOT_FINDING\" >> hook.log'\n", w.job))
 	return w
 }
 
@@ -100,7 +100,7 @@ func TestWatchOnceExitNoticeGC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real builds, bisection and triage")
 	}
-	w := newWatchSetup(t, 5, "")
+	w := newWatchSetup(t, 5)
 	broken := newGitRepo(t)
 	broken.Commit("base", map[string]string{"bench.c": testutil.BenchC(1, "other"), "Makefile": testutil.BenchMakefile})
 	broken.Git("branch", "-m", "main", "trunk") // no branch main: the job's cycle fails

@@ -15,7 +15,9 @@ func newGCCmd(a *app) *cobra.Command {
 variant (.perfbot/worktrees/), which for a kernel-sized repository are big.
 Nothing measured is lost: the database, the run logs and the cached
 artifacts (.perfbot/builds/) stay, and the next compare, triage or bisect
-recreates a worktree from its commit and cached artifacts without building.`,
+recreates a worktree from its commit and cached artifacts without building.
+A worktree a build holds is left. perfbot watch does this by itself after
+each cycle, within its watch file's gc budget (docs/watch.md, Disk).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			jobs, err := job.Load(args[0])

@@ -12,8 +12,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -51,9 +49,12 @@ type app struct {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// SIGINT, SIGTERM and SIGHUP end the command, except where it takes
+	// them (signals.go: watch stops in order and reloads).
+	ctx, cancel := context.WithCancel(context.Background())
+	procSignals.listen(cancel)
 	code := run(ctx, os.Stdout, os.Stderr, os.Args[1:])
-	stop()
+	cancel()
 	os.Exit(code)
 }
 

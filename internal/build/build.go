@@ -203,6 +203,7 @@ func sortedKeys(m map[string]string) []string {
 func (b *Builder) Build(ctx context.Context, j *job.Job, commit gitrev.Commit, v job.Variant) (*Result, error) {
 	key := Key(j, commit.Hash, v)
 	wt := filepath.Join(b.Dir, "worktrees", key)
+	defer use(wt)() // not collected while it is made
 	rec, err := b.Store.GetBuild(ctx, key)
 	switch {
 	case err == nil && rec.Status == store.BuildFailed:
@@ -419,6 +420,7 @@ func copyFile(src, dst string) error {
 // it has one) and the artifacts, nothing else.
 func (b *Builder) Restore(ctx context.Context, j *job.Job, v job.Variant, rec *store.BuildRecord) (*Result, error) {
 	wt := filepath.Join(b.Dir, "worktrees", rec.Key)
+	defer use(wt)()
 	if err := b.restore(ctx, j, v, rec, wt); err != nil {
 		return nil, fmt.Errorf("restoring build %s of %s: %w", rec.Key, gitrev.Short(rec.Commit), err)
 	}

@@ -9,8 +9,9 @@ import (
 // RemoveWorktrees removes every build worktree of the builder's folder
 // (Dir/worktrees), which for a kernel-sized repository are big, and keeps
 // the cached artifacts (Dir/builds) and everything stored: the next build
-// of a commit recreates its worktree from the cache without building. It
-// returns how many it removed and from where.
+// of a commit recreates its worktree from the cache without building. A
+// worktree a build holds is left. It returns how many it removed and from
+// where. CollectWorktrees removes them within a budget instead.
 func (b *Builder) RemoveWorktrees(ctx context.Context) (int, string, error) {
 	dir := filepath.Join(b.Dir, "worktrees")
 	entries, err := os.ReadDir(dir)
@@ -22,10 +23,13 @@ func (b *Builder) RemoveWorktrees(ctx context.Context) (int, string, error) {
 		if !e.IsDir() {
 			continue
 		}
-		if err := b.Repo.RemoveWorktree(ctx, filepath.Join(dir, e.Name())); err != nil {
+		ok, err := removeUnused(ctx, filepath.Join(dir, e.Name()))
+		if err != nil {
 			return removed, dir, err
 		}
-		removed++
+		if ok {
+			removed++
+		}
 	}
 	return removed, dir, nil
 }

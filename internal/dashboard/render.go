@@ -78,7 +78,7 @@ func newPages() (*pages, error) {
 		return nil, err
 	}
 	p := &pages{t: map[string]*template.Template{}}
-	for _, name := range []string{"overview", "history", "finding", "compare", "error"} {
+	for _, name := range []string{"overview", "history", "finding", "compare", "error", "cycles"} {
 		t, err := base.Clone()
 		if err != nil {
 			return nil, err

@@ -166,6 +166,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /jobs/{job}/history.svg", s.svg(s.historySVG))
 	m.HandleFunc("GET /findings/{culprit}", s.page(s.findingPage))
 	m.HandleFunc("GET /compare", s.page(s.comparePage))
+	m.HandleFunc("GET /cycles", s.page(s.cyclesPage)) // cycles.go
 
 	m.HandleFunc("GET /api/overview", s.api(s.overviewAPI))
 	m.HandleFunc("GET /api/jobs", s.api(s.jobsAPI))
@@ -173,6 +174,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/findings", s.api(s.findingsAPI))
 	m.HandleFunc("GET /api/findings/{culprit}", s.api(s.findingAPI))
 	m.HandleFunc("GET /api/compare", s.api(s.compareAPI))
+	m.HandleFunc("GET /api/cycles", s.api(s.cyclesAPI))
 	m.HandleFunc("POST /api/findings/{culprit}/state", s.write(s.setStateAPI))
 	m.HandleFunc("POST /api/actions", s.write(s.actionAPI))
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -17,6 +17,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/perfbot/perfbot/internal/build"
 	"github.com/perfbot/perfbot/internal/store"
 )
 
@@ -42,6 +43,10 @@ type ServerConfig struct {
 	// runs at once (default 16).
 	Orchestrations int
 	Log            func(format string, args ...any)
+	// GC bounds the build worktrees of the server's workspace, collected
+	// every GCEvery (gc.go; zero: 20 GiB and 168 h, every hour).
+	GC      build.Budget
+	GCEvery time.Duration
 }
 
 // Server is a fleet's server: River's leader (it rescues the jobs of dead
@@ -52,6 +57,7 @@ type Server struct {
 	River  *river.Client[pgx.Tx]
 	client *Client
 	ws     *workspace
+	gc     gcLoop
 }
 
 // NewServer migrates the database and makes the server's River client
@@ -98,13 +104,17 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 }
 
 // Start starts working: leading the queue and orchestrating.
-func (s *Server) Start(ctx context.Context) error { return s.River.Start(ctx) }
+func (s *Server) Start(ctx context.Context) error {
+	s.gc.start(s.ws.local.Dir(), s.cfg.GC, s.cfg.GCEvery, s.cfg.Log)
+	return s.River.Start(ctx)
+}
 
 // Stop stops the server: orchestrations in progress are cancelled (they
 // resume from the store when the server starts again; nothing measured
 // is lost: the machines store their runs as they take them).
 func (s *Server) Stop(ctx context.Context) error {
 	err := s.River.StopAndCancel(ctx)
+	s.gc.stop()
 	return errors.Join(err, s.ws.Close())
 }
 

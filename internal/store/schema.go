@@ -217,11 +217,27 @@ var migrations = [][]string{
 			PRIMARY KEY (job_key, variant)
 		) STRICT`,
 	},
+	// 8: perfbot watch's cycles, per job: what each did and the error or
+	// panic that ended it (the failure notice counts streaks of them).
+	8: {
+		`CREATE TABLE job_cycles (
+			job              TEXT NOT NULL,
+			name             TEXT NOT NULL,
+			cycle            INTEGER NOT NULL,
+			started_unix_ns  INTEGER NOT NULL,
+			finished_unix_ns INTEGER NOT NULL,
+			tested           INTEGER NOT NULL,
+			error            TEXT NOT NULL,
+			panicked         INTEGER NOT NULL,
+			noticed          INTEGER NOT NULL,
+			PRIMARY KEY (job, cycle)
+		) STRICT`,
+	},
 }
 
 // SchemaVersion is the schema version this perfbot reads and writes: the
 // number of migrations.
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // applicationID marks a SQLite file as a perfbot database ("pfbt").
 const applicationID = 0x70666274

@@ -166,4 +166,18 @@ var pgMigrations = [][]string{
 			PRIMARY KEY (job_key, variant)
 		)`,
 	},
+	8: {
+		`CREATE TABLE job_cycles (
+			job              TEXT COLLATE "C" NOT NULL,
+			name             TEXT COLLATE "C" NOT NULL,
+			cycle            BIGINT NOT NULL,
+			started_unix_ns  BIGINT NOT NULL,
+			finished_unix_ns BIGINT NOT NULL,
+			tested           BIGINT NOT NULL,
+			error            TEXT COLLATE "C" NOT NULL,
+			panicked         BIGINT NOT NULL,
+			noticed          BIGINT NOT NULL,
+			PRIMARY KEY (job, cycle)
+		)`,
+	},
 }

@@ -13,6 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/perfbot/perfbot/internal/build"
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/knobs"
 )
@@ -35,6 +36,11 @@ type Config struct {
 	// "" for none (a new history starts at the head).
 	Start  string
 	Report ReportConfig
+	// GC bounds each store folder's build worktrees (gc.go, daemon.go).
+	GC build.Budget
+	// NoticeAfter is how many failed cycles of a job in a row send a
+	// notice through Report (notice.go).
+	NoticeAfter int
 }
 
 // JobConfig is one watched job file and its policy.
@@ -112,7 +118,8 @@ func Load(path string) (*Config, error) {
 // folder.
 func Parse(path string, data []byte) (*Config, error) {
 	p := &parser{file: path, dir: filepath.Dir(path)}
-	c := &Config{File: path, Test: TestPolicy{Every: 1}, Interval: DefaultInterval, MaxCommits: DefaultMaxCommits}
+	c := &Config{File: path, Test: TestPolicy{Every: 1}, Interval: DefaultInterval, MaxCommits: DefaultMaxCommits,
+		GC: build.Budget{MaxBytes: DefaultGCMaxBytes, MaxAge: DefaultGCMaxAge}, NoticeAfter: DefaultNoticeAfter}
 	var doc yaml.Node
 	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
 		if err == io.EOF {
@@ -137,6 +144,12 @@ func Parse(path string, data []byte) (*Config, error) {
 		"start":    func(n *yaml.Node, f string) { c.Start = p.revision(n, f) },
 		"max_commits": func(n *yaml.Node, f string) {
 			if c.MaxCommits = p.int(n, f); c.MaxCommits < 1 {
+				p.errorf(n, f, "want at least 1")
+			}
+		},
+		"gc": func(n *yaml.Node, f string) { c.GC = p.gc(n, f) },
+		"notice_after": func(n *yaml.Node, f string) {
+			if c.NoticeAfter = p.int(n, f); c.NoticeAfter < 1 {
 				p.errorf(n, f, "want at least 1")
 			}
 		},

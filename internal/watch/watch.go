@@ -115,10 +115,12 @@ func (w *Watcher) Cycle(ctx context.Context) (*CycleReport, error) {
 		jobs, err := job.Load(jc.File)
 		if err != nil {
 			rep.Errors = append(rep.Errors, err)
+			w.recordLoad(ctx, jc, cycle, rep.Started, err)
 			continue
 		}
 		for _, j := range jobs {
-			if err := w.job(ctx, jc, j, cycle, rep); err != nil {
+			// runJob records the job's cycle and turns a panic into its error.
+			if err := w.runJob(ctx, jc, j, cycle, rep); err != nil {
 				if ctx.Err() != nil {
 					return rep, err
 				}
@@ -380,25 +382,6 @@ func orNone(s string) string {
 		return "nothing (the history starts here)"
 	}
 	return s
-}
-
-// Run runs cycles every Config.Interval until ctx ends, logging each.
-func (w *Watcher) Run(ctx context.Context) error {
-	for {
-		rep, err := w.Cycle(ctx)
-		if err != nil {
-			return err
-		}
-		for _, e := range rep.Errors {
-			w.logf("watch: %v", e)
-		}
-		w.logf("watch: cycle done: %d commits tested, %d findings; next in %v", len(rep.Tested), len(rep.Findings), w.Config.Interval)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(w.Config.Interval):
-		}
-	}
 }
 
 // withdraw marks the findings whose culprit is no longer on any watched

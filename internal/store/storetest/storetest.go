@@ -95,6 +95,7 @@ func Exercise(t *testing.T, b Backend) {
 		{"TextRefused", testTextRefused},
 		{"MailOutbox", testMailOutbox},
 		{"WatchState", testWatchState},
+		{"Cycles", testCycles},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -32,6 +32,16 @@ type RootChange struct {
 	Runs []int
 	// Moved is the number of symbols in those runs that moved.
 	Moved int
+	// Bytes is the number of bytes those moved runs span in B.
+	Bytes uint64
+	// Hot is the summed profile hotness (self fraction) of the functions
+	// it moved; 0 without a profile.
+	Hot float64
+	// Traced is true when a cause names what changed: a symbol added,
+	// removed, resized or reordered, or a table resized. An untraced root
+	// change is padding nothing before explains (its root runs' Break
+	// says why); it never ranks above a traced one that moved more.
+	Traced bool
 	// Victims are the changes of those runs found in DiffResult.Ranked,
 	// in its order: the first is the change's top suspect.
 	Victims []*Change
@@ -53,9 +63,7 @@ func (rc *RootChange) String() string {
 }
 
 // groupRoots builds RootChanges from the runs' roots, once Ranked is
-// final, and ranks them: the change holding the top-ranked victim first
-// (so that Ranked[0], the top suspect, is RootChanges[0].Victims[0]), then
-// by symbols moved. A shuffled layout makes every run a root: the slices
+// final, and ranks them by what they explain (see rankRoots). A shuffled layout makes every run a root: the slices
 // of all root changes share a few arrays, and nothing here is a map but
 // the export keys.
 func (d *DiffResult) groupRoots() {
@@ -159,19 +167,23 @@ func (d *DiffResult) groupRoots() {
 			x.first = min(x.first, best[root])
 		}
 		for _, i := range x.Runs {
-			if d.Runs[i].Shift != 0 {
-				x.Moved += d.Runs[i].Count
+			if r := &d.Runs[i]; r.Shift != 0 {
+				x.Moved += r.Count
+				x.Bytes += r.Bytes()
 			}
 		}
 		x.Causes = d.rootCauses(x)
+		x.Traced = traced(x.Causes)
+	}
+	for i := range d.Changes {
+		if c := &d.Changes[i]; c.Hot > 0 && c.Shift() != 0 && c.Run >= 0 {
+			if root := d.Runs[c.Run].Root; root >= 0 && rc[root] >= 0 {
+				d.RootChanges[rc[root]].Hot += c.Hot
+			}
+		}
 	}
 	// Rank them, and point the runs to their change.
-	slices.SortStableFunc(d.RootChanges, func(a, b RootChange) int {
-		if c := cmp.Compare(a.first, b.first); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.Moved, a.Moved)
-	})
+	d.RootChanges = rankRoots(d.RootChanges)
 	for k := range d.RootChanges {
 		for _, i := range d.RootChanges[k].Runs {
 			d.Runs[i].RootChange = k
@@ -197,6 +209,69 @@ func (d *DiffResult) groupRoots() {
 			x.Victims = append(x.Victims, c)
 		}
 	}
+}
+
+// traced reports whether the causes name what changed, not only padding
+// or a section start.
+func traced(cs []Cause) bool {
+	for _, c := range cs {
+		switch c.Kind {
+		case Added, Removed, Resized, Reordered, Table:
+			return true
+		}
+	}
+	return false
+}
+
+// rankRoots orders root changes by what they explain: the profile
+// hotness of what they moved (with a profile), then the symbols moved,
+// then the bytes, then their best-ranked victim. An untraced change goes
+// no higher than just after the last traced one that moved more.
+func rankRoots(rcs []RootChange) []RootChange {
+	slices.SortStableFunc(rcs, func(a, b RootChange) int {
+		if c := cmp.Compare(b.Hot, a.Hot); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.Moved, a.Moved); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.Bytes, a.Bytes); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.first, b.first)
+	})
+	// most[i]: the most symbols a traced change in rcs[i:] moved.
+	most := make([]int, len(rcs)+1)
+	for i := len(rcs) - 1; i >= 0; i-- {
+		most[i] = most[i+1]
+		if rcs[i].Traced {
+			most[i] = max(most[i], rcs[i].Moved)
+		}
+	}
+	out := make([]RootChange, 0, len(rcs))
+	var waiting []int // untraced changes held back, in rank order
+	for i := range rcs {
+		if !rcs[i].Traced && most[i] > rcs[i].Moved {
+			waiting = append(waiting, i)
+			continue
+		}
+		out = append(out, rcs[i])
+		if rcs[i].Traced && len(waiting) > 0 {
+			kept := waiting[:0]
+			for _, k := range waiting {
+				if most[i+1] > rcs[k].Moved {
+					kept = append(kept, k)
+				} else {
+					out = append(out, rcs[k])
+				}
+			}
+			waiting = kept
+		}
+	}
+	for _, k := range waiting {
+		out = append(out, rcs[k])
+	}
+	return out
 }
 
 // rootKey is what makes root runs one change: an exported name their

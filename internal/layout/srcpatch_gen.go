@@ -57,6 +57,7 @@ type SrcPatch struct {
 
 	orig, patched []byte
 	spot, pad     uint64 // the old build's addresses from which everything must be back, and of the padding
+	runs          []movedRun
 }
 
 // PatchOptions tunes [SourcePatchWith].
@@ -120,7 +121,7 @@ func SourcePatchWith(old, new *Binary, root PatchRoot, opt PatchOptions) (*SrcPa
 		Root: root, Suspect: opt.Suspect, File: sp.file, SrcDir: opt.SrcDir, Line: sp.index + 1,
 		Anchor: sp.anchor, AnchorLine: sp.line, After: sp.after, Order: sp.order,
 		Name: padName(p.root.Name), Section: sec.Name, Bytes: p.bytes, Align: p.align, Exact: p.exact,
-		From: "DWARF", spot: p.spot, pad: p.pad,
+		From: "DWARF", spot: p.spot, pad: p.pad, runs: movedRuns(d, root),
 	}
 	if pl.dwNew == nil {
 		sp2.From = "object files"

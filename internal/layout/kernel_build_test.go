@@ -98,7 +98,7 @@ func buildKernelPair(t *testing.T) *kernelTree {
 			return k
 		}
 	}
-	runIn(t, top, "tar", "xf", kernelTarball, "--exclude=*/Documentation")
+	runIn(t, top, "tar", "xf", kernelTarball)
 	orig, err := os.ReadFile(bugs)
 	if err != nil {
 		t.Fatal(err)

@@ -42,9 +42,11 @@ type kernelTree struct {
 var kernelEnv = []string{"KBUILD_BUILD_TIMESTAMP=2024-01-01", "KBUILD_BUILD_USER=perfbot", "KBUILD_BUILD_HOST=perfbot"}
 
 // kernelConfig is the tinyconfig case: a 64-bit kernel with static keys
-// (JUMP_LABEL), exports (MODULES) and the symbol table of every symbol
-// (KALLSYMS_ALL), whose tables in .rodata change size when a symbol goes.
-var kernelConfig = []string{"-e", "64BIT", "-e", "JUMP_LABEL", "-e", "MODULES", "-e", "KALLSYMS", "-e", "KALLSYMS_ALL"}
+// (JUMP_LABEL), exports (MODULES), the symbol table of every symbol
+// (KALLSYMS_ALL), whose tables in .rodata change size when a symbol goes,
+// and the BPF interpreter (BPF_SYSCALL), whose jump table lies in .rodata
+// after them, as in a defconfig kernel.
+var kernelConfig = []string{"-e", "64BIT", "-e", "JUMP_LABEL", "-e", "MODULES", "-e", "KALLSYMS", "-e", "KALLSYMS_ALL", "-e", "BPF_SYSCALL"}
 
 // make runs make in the tree with the fixed build environment.
 func (k *kernelTree) make(t *testing.T, args ...string) {
@@ -163,6 +165,17 @@ func TestKernelTinyconfigKey(t *testing.T) {
 	key := &d.RootChanges[0]
 	if !causeNamed(key.Causes, Removed, "mds_user_clear") {
 		t.Errorf("first root change %q, want the removal of mds_user_clear", key)
+	}
+	// The .rodata data after the symbol table (kallsyms), which has no
+	// sized symbols, only labels: its run names the tables that shrank.
+	var tables *Run
+	for i := range d.Runs {
+		if r := &d.Runs[i]; r.Section == ".rodata" && r.Shift != 0 && r.Root == i && len(r.Tables) > 0 && r.Tables[0].Until != "" {
+			tables = r
+		}
+	}
+	if tables == nil {
+		t.Errorf("no .rodata run traced to tables between labels")
 	}
 	// The .bss objects after the key moved by its size.
 	after := changeOf(t, d, "switch_mm_always_ibpb")

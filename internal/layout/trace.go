@@ -227,6 +227,9 @@ func (t *tracer) trace(i int, pred *Change) {
 				r.Break = t.breakWhy(r, pred, in, w)
 			}
 		}
+		if pred != nil && pred.B.Section == r.First.B.Section {
+			r.Causes = lessPadding(r.Causes, causeBytes(w.regions))
+		}
 	default:
 		from := &d.Runs[pred.Run]
 		r.Carried, r.Align, r.Root, r.Tables = true, at, from.Root, names
@@ -278,6 +281,27 @@ func realignGuessed(r *Run) {
 		out = append(out, Cause{Kind: Realigned, Bytes: bytes, Count: 1})
 	}
 	r.Causes = out
+}
+
+// lessPadding takes the bytes of tables found between labels out of a
+// run's "alignment padding changed" cause: what is left is the
+// re-rounding (none: the cause goes).
+func lessPadding(cs []Cause, tables int64) []Cause {
+	if tables == 0 {
+		return cs
+	}
+	for k, c := range cs {
+		if c.Kind != Realigned {
+			continue
+		}
+		if c.Bytes == tables {
+			return append(cs[:k:k], cs[k+1:]...)
+		}
+		out := slices.Clone(cs)
+		out[k].Bytes -= tables
+		return out
+	}
+	return cs
 }
 
 func causeBytes(cs []Cause) int64 {

@@ -48,6 +48,11 @@ type Cause struct {
 	// than read: an exported symbol's name in __ksymtab_strings, which a
 	// System.map does not list.
 	Estimated bool
+	// Until is, for a Table cause found between labels of an ELF file
+	// (data with no sized symbol of its own, such as a table written in
+	// assembler), the label where the data ends; Table is then the label
+	// where it starts, or "" when it starts after the symbol After.
+	Until, After string
 	// Count is 1 for a cause about one symbol. Added and Removed causes
 	// beyond the first few of a run are summed into one cause with Symbol
 	// nil and Count symbols; a Reordered cause counts the symbols of A found
@@ -80,6 +85,10 @@ func (c Cause) String() string {
 		return fmt.Sprintf("section start moved %+d bytes", c.Bytes)
 	case c.Kind == Realigned:
 		return fmt.Sprintf("alignment padding changed (%+d bytes)", c.Bytes)
+	case c.Kind == Table && c.Until != "" && c.Table != "":
+		return fmt.Sprintf("table %s resized (%+d bytes, up to label %s)", c.Table, c.Bytes, c.Until)
+	case c.Kind == Table && c.Until != "":
+		return fmt.Sprintf("the data after %s resized (%+d bytes, up to label %s)", c.After, c.Bytes, c.Until)
 	case c.Kind == Table && c.Estimated && c.Symbol != nil:
 		return fmt.Sprintf("the name of %s in %s (about %+d bytes)", exportedName(c.Symbol.Name), c.Table, c.Bytes)
 	case c.Kind == Table && c.Symbol != nil:

@@ -14,7 +14,7 @@ type gsec struct {
 	flags  elf.SectionFlag // SHF_ALLOC is added
 	nobits bool
 	align  uint64
-	pieces []piece // symbols ('T'/'t' functions, others objects) and unlabelled bytes
+	pieces []piece // symbols ('T'/'t' functions, 'L' labels, others objects) and unlabelled bytes
 	data   []byte  // contents with no symbols (a string table); pieces ignored
 }
 
@@ -50,8 +50,11 @@ func genELF(base uint64, secs []gsec) []byte {
 		} else {
 			for _, p := range link(start, s.pieces...) {
 				typ := elf.STT_OBJECT
-				if p.typ == 'T' || p.typ == 't' {
+				switch p.typ {
+				case 'T', 't':
 					typ = elf.STT_FUNC
+				case 'L': // a label: no type, no size
+					typ = elf.STT_NOTYPE
 				}
 				var e [24]byte
 				le.PutUint32(e[0:], uint32(len(strtab)))

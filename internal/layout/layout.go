@@ -143,6 +143,13 @@ type Section struct {
 	offset uint64 // file offset of the section's bytes
 }
 
+// Label is an untyped, empty ELF symbol: a name for an address.
+type Label struct {
+	Name    string
+	Addr    uint64
+	Section *Section
+}
+
 // Format is the kind of input a [Binary] was read from.
 type Format string
 
@@ -189,6 +196,12 @@ type Binary struct {
 	// address. Symbols sharing an address and size are merged into one
 	// (see Symbol.Aliases).
 	Symbols []Symbol
+	// Labels are the ELF symbols with no type and no size (such as
+	// __start___param or the start of a table written in assembler), by
+	// address; a name defined twice is left out. They are not compared
+	// as symbols: the trace uses them as points whose shift is known
+	// inside data that has no sized symbols. Empty for symbol maps.
+	Labels []Label
 
 	machine uint16      // elf.Machine, for the disassembler
 	ra      io.ReaderAt // the open file, when read with Read

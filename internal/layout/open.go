@@ -184,7 +184,7 @@ func readELF(r io.ReaderAt, size int64) (*Binary, error) {
 	if len(strData) > 0 {
 		strtab = unsafe.String(&strData[0], len(strData))
 	}
-	syms, err := parseSymtab(f, symData, strtab, shndx, secByIndex, tlsAddr)
+	syms, labels, err := parseSymtab(f, symData, strtab, shndx, secByIndex, tlsAddr)
 	if err != nil {
 		return nil, err
 	}
@@ -192,6 +192,7 @@ func readELF(r io.ReaderAt, size int64) (*Binary, error) {
 		return nil, fmt.Errorf("%w (the symbol table holds no functions or objects)", ErrStripped)
 	}
 	b.Symbols = mergeAliases(syms)
+	b.Labels = uniqueLabels(labels)
 	return b, nil
 }
 
@@ -231,17 +232,18 @@ const (
 	shnXIndex    = 0xffff
 )
 
-func parseSymtab(f *elf.File, data []byte, strtab string, shndx []byte, secByIndex []*Section, tlsAddr uint64) ([]Symbol, error) {
+func parseSymtab(f *elf.File, data []byte, strtab string, shndx []byte, secByIndex []*Section, tlsAddr uint64) ([]Symbol, []Label, error) {
 	bo := f.ByteOrder
 	entSize := 24
 	if f.Class == elf.ELFCLASS32 {
 		entSize = 16
 	}
 	if len(data)%entSize != 0 {
-		return nil, fmt.Errorf("bad ELF file: symbol table size %d is not a multiple of %d", len(data), entSize)
+		return nil, nil, fmt.Errorf("bad ELF file: symbol table size %d is not a multiple of %d", len(data), entSize)
 	}
 	n := len(data) / entSize
 	syms := make([]Symbol, 0, n)
+	var labels []Label
 	file := ""
 	for i := 1; i < n; i++ { // entry 0 is the null symbol
 		e := data[i*entSize : (i+1)*entSize]
@@ -287,11 +289,13 @@ func parseSymtab(f *elf.File, data []byte, strtab string, shndx []byte, secByInd
 			continue
 		}
 		sec := secByIndex[secIdx]
-		if typ == sttNoType && size == 0 {
-			continue // a label, such as _end or __bss_start
-		}
 		if name[0] == '$' || strings.HasPrefix(name, ".L") {
 			continue // mapping symbols and assembler-local labels
+		}
+		if typ == sttNoType && size == 0 {
+			// a label, such as _end or __bss_start
+			labels = append(labels, Label{Name: name, Addr: value, Section: sec})
+			continue
 		}
 		addr := value
 		if typ == sttTLS && f.Type != elf.ET_REL {
@@ -310,7 +314,27 @@ func parseSymtab(f *elf.File, data []byte, strtab string, shndx []byte, secByInd
 		}
 		syms = append(syms, s)
 	}
-	return syms, nil
+	return syms, labels, nil
+}
+
+// uniqueLabels sorts labels by address and leaves out the names defined
+// more than once (local labels of several files), which cannot be matched
+// across builds.
+func uniqueLabels(labels []Label) []Label {
+	slices.SortFunc(labels, func(x, y Label) int { return strings.Compare(x.Name, y.Name) })
+	out := labels[:0]
+	for i := 0; i < len(labels); {
+		j := i + 1
+		for j < len(labels) && labels[j].Name == labels[i].Name {
+			j++
+		}
+		if j == i+1 {
+			out = append(out, labels[i])
+		}
+		i = j
+	}
+	slices.SortStableFunc(out, func(x, y Label) int { return cmp.Compare(x.Addr, y.Addr) })
+	return slices.Clip(out)
 }
 
 // cString returns the NUL-terminated string at off in tab ("" when off is

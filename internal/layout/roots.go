@@ -32,6 +32,16 @@ type RootChange struct {
 	Runs []int
 	// Moved is the number of symbols in those runs that moved.
 	Moved int
+	// Bytes is the number of bytes those moved runs span in B.
+	Bytes uint64
+	// Hot is the summed profile hotness (self fraction) of the functions
+	// it moved; 0 without a profile.
+	Hot float64
+	// Traced is true when a cause names what changed: a symbol added,
+	// removed, resized or reordered, or a table resized. An untraced root
+	// change is padding nothing before explains (its root runs' Break
+	// says why); it never ranks above a traced one that moved more.
+	Traced bool
 	// Victims are the changes of those runs found in DiffResult.Ranked,
 	// in its order: the first is the change's top suspect.
 	Victims []*Change
@@ -53,9 +63,7 @@ func (rc *RootChange) String() string {
 }
 
 // groupRoots builds RootChanges from the runs' roots, once Ranked is
-// final, and ranks them: the change holding the top-ranked victim first
-// (so that Ranked[0], the top suspect, is RootChanges[0].Victims[0]), then
-// by symbols moved. A shuffled layout makes every run a root: the slices
+// final, and ranks them by what they explain (see rankRoots). A shuffled layout makes every run a root: the slices
 // of all root changes share a few arrays, and nothing here is a map but
 // the export keys.
 func (d *DiffResult) groupRoots() {
@@ -159,19 +167,23 @@ func (d *DiffResult) groupRoots() {
 			x.first = min(x.first, best[root])
 		}
 		for _, i := range x.Runs {
-			if d.Runs[i].Shift != 0 {
-				x.Moved += d.Runs[i].Count
+			if r := &d.Runs[i]; r.Shift != 0 {
+				x.Moved += r.Count
+				x.Bytes += r.Bytes()
 			}
 		}
 		x.Causes = d.rootCauses(x)
+		x.Traced = traced(x.Causes)
+	}
+	for i := range d.Changes {
+		if c := &d.Changes[i]; c.Hot > 0 && c.Shift() != 0 && c.Run >= 0 {
+			if root := d.Runs[c.Run].Root; root >= 0 && rc[root] >= 0 {
+				d.RootChanges[rc[root]].Hot += c.Hot
+			}
+		}
 	}
 	// Rank them, and point the runs to their change.
-	slices.SortStableFunc(d.RootChanges, func(a, b RootChange) int {
-		if c := cmp.Compare(a.first, b.first); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.Moved, a.Moved)
-	})
+	d.RootChanges = rankRoots(d.RootChanges)
 	for k := range d.RootChanges {
 		for _, i := range d.RootChanges[k].Runs {
 			d.Runs[i].RootChange = k

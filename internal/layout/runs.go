@@ -55,6 +55,11 @@ type Run struct {
 	// __ksymtab_strings (Estimated) that its root's export entries imply
 	// and that a symbol map does not list.
 	Tables []Cause
+	// Break says, for a root run whose causes are padding only and that
+	// no earlier change explains, what the trace tried and why the chain
+	// breaks there: the shift that reached it, the boundary its addresses
+	// allow, the neighbours' sizes. "" otherwise.
+	Break string
 	// RootChange is the index in DiffResult.RootChanges of the root change
 	// this run belongs to, -1 when none.
 	RootChange int

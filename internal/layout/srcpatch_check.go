@@ -3,7 +3,10 @@
 
 package layout
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // SymbolMove is a symbol not where the base build has it.
 type SymbolMove struct {
@@ -47,6 +50,12 @@ type CheckResult struct {
 	// Restored is true when every symbol from the spot on is back, none
 	// before it moved, and the suspect (if any) is back.
 	Restored bool
+	// Runs follow every shift run of the old-to-new diff, in every
+	// section: how many of its symbols are back at their old address,
+	// and, for those that are not, why. AllBack is true when every run
+	// of the patch's root change is back.
+	Runs    []RunBack
+	AllBack bool
 }
 
 // maxNotBack bounds CheckResult.NotBack.
@@ -106,6 +115,13 @@ func (sp *SrcPatch) Check(patched, base *Binary) CheckResult {
 		r.Pad, r.PadAt = sp.Name, ps[0].Addr
 		r.PadBack = sp.pad != 0 && ps[0].Addr == sp.pad
 	}
+	r.Runs = checkRuns(sp.runs, d)
+	r.AllBack = true
+	for _, rb := range r.Runs {
+		if rb.Ours && rb.Back < rb.Count {
+			r.AllBack = false
+		}
+	}
 	r.Restored = r.After > 0 && r.Back == r.After && r.BeforeMoved == 0 &&
 		(suspect == "" || r.SuspectBack) && (sp.pad == 0 || r.Pad == "" || r.PadBack)
 	return r
@@ -129,7 +145,34 @@ func (r CheckResult) String() string {
 		}
 	}
 	if r.Restored {
-		return "restored: " + s
+		s = "restored: " + s
+	} else {
+		s = "not restored: " + s
 	}
-	return "not restored: " + s
+	return s + r.runsText()
+}
+
+// runsText sums up the runs of the old-to-new diff: how many are back in
+// every section, and each that is not, with why.
+func (r CheckResult) runsText() string {
+	if len(r.Runs) == 0 {
+		return ""
+	}
+	back, syms, all := 0, 0, 0
+	var not []string
+	for _, rb := range r.Runs {
+		all += rb.Count
+		syms += rb.Back
+		if rb.Back == rb.Count {
+			back++
+			continue
+		}
+		whose := "another root change"
+		if rb.Ours {
+			whose = "this root change"
+		}
+		not = append(not, fmt.Sprintf("\n  still moved: %s %+d run from %s (%s): %d of %d back; %s", rb.Section, rb.Shift, rb.From, whose, rb.Back, rb.Count, rb.Why))
+	}
+	s := fmt.Sprintf("\nevery section: %d of %d shift runs of the change (%d of %d symbols) back at their old address", back, len(r.Runs), syms, all)
+	return s + strings.Join(not, "")
 }

@@ -57,6 +57,7 @@ type SrcPatch struct {
 
 	orig, patched []byte
 	spot, pad     uint64 // the old build's addresses from which everything must be back, and of the padding
+	runs          []movedRun
 }
 
 // PatchOptions tunes [SourcePatchWith].
@@ -120,16 +121,31 @@ func SourcePatchWith(old, new *Binary, root PatchRoot, opt PatchOptions) (*SrcPa
 		Root: root, Suspect: opt.Suspect, File: sp.file, SrcDir: opt.SrcDir, Line: sp.index + 1,
 		Anchor: sp.anchor, AnchorLine: sp.line, After: sp.after, Order: sp.order,
 		Name: padName(p.root.Name), Section: sec.Name, Bytes: p.bytes, Align: p.align, Exact: p.exact,
-		From: "DWARF", spot: p.spot, pad: p.pad,
+		From: "DWARF", spot: p.spot, pad: p.pad, runs: movedRuns(d, root),
 	}
 	if pl.dwNew == nil {
 		sp2.From = "object files"
 	}
 	sp2.Notes = append(append(sp2.Notes, p.notes...), pl.notes...)
+	export := ""
 	if p.removed && hasSymbol(old, "__ksymtab_"+p.root.Name) {
-		sp2.Notes = append(sp2.Notes, fmt.Sprintf("%s was exported (EXPORT_SYMBOL): the patch puts back the object, not its export, so the export tables stay shifted; an EXPORT_SYMBOL_GPL(%s) line added by hand gives them their number of entries back (the string table still differs by the names' lengths)", p.root.Name, sp2.Name))
+		export = exportMacro(old, p.root.Name)
+		if n := sameLengthName(p.root.Name, old, new); n != "" {
+			sp2.Name = n
+			table := "__ksymtab"
+			if export == "EXPORT_SYMBOL_GPL" {
+				table = "__ksymtab_gpl"
+			}
+			sp2.Notes = append(sp2.Notes, fmt.Sprintf("%s was exported: the padding is exported too (%s), under a name of the same length, so that the export tables (%s, __ksymtab_strings) and the kernel's symbol table keep their sizes", p.root.Name, export, table))
+		} else {
+			export = ""
+			sp2.Notes = append(sp2.Notes, fmt.Sprintf("%s was exported (EXPORT_SYMBOL): the patch puts back the object, not its export, so the export tables stay shifted; an EXPORT_SYMBOL_GPL(%s) line added by hand gives them their number of entries back (the string table still differs by the names' lengths)", p.root.Name, sp2.Name))
+		}
 	}
 	sp2.Def = padDef(sp2, p, sp, pl.unoptimised(sp.file), isCXX(sp.file))
+	if export != "" {
+		sp2.Def = append(sp2.Def, fmt.Sprintf("%s(%s);", export, sp2.Name))
+	}
 	if sec.Exec && p.bytes < 16 {
 		sp2.Notes = append(sp2.Notes, fmt.Sprintf("%d bytes is less than a function's entry code may take (endbr64, a profiling call): check the result", p.bytes))
 	}
@@ -161,6 +177,41 @@ func hasSymbol(b *Binary, name string) bool {
 		}
 	}
 	return false
+}
+
+// exportMacro returns the kernel macro that exported name in b:
+// EXPORT_SYMBOL_GPL when its entry is in a section named __ksymtab_gpl,
+// else EXPORT_SYMBOL.
+func exportMacro(b *Binary, name string) string {
+	for _, l := range b.Labels {
+		if l.Name == "__ksymtab_"+name && strings.HasSuffix(l.Section.Name, "_gpl") {
+			return "EXPORT_SYMBOL_GPL"
+		}
+	}
+	for _, s := range b.Lookup("__ksymtab_" + name) {
+		if strings.HasSuffix(s.Section.Name, "_gpl") {
+			return "EXPORT_SYMBOL_GPL"
+		}
+	}
+	return "EXPORT_SYMBOL"
+}
+
+// sameLengthName returns a padding name as long as name ("__pad_" and the
+// start of name), defined in neither build, so that the export string
+// table and the kernel's symbol names keep their sizes; "" when name is
+// too short or the name is taken.
+func sameLengthName(name string, builds ...*Binary) string {
+	const prefix = "__pad_"
+	if len(name) <= len(prefix) {
+		return ""
+	}
+	n := prefix + name[:len(name)-len(prefix)]
+	for _, b := range builds {
+		if len(b.Lookup(n)) > 0 || hasSymbol(b, n) {
+			return ""
+		}
+	}
+	return n
 }
 
 // padName returns the padding symbol's name for root symbol name.

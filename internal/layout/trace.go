@@ -80,65 +80,6 @@ func roundings(in int64, align uint64) []int64 {
 	return []int64{lo, lo + a}
 }
 
-// waypoint is a place between two runs where the shift may be re-rounded:
-// a section start (known shift, ELF) or a label that has no partner in A
-// (unknown shift), and finally the run's first symbol.
-type waypoint struct {
-	known bool
-	shift int64 // the shift there, when known
-	align uint64
-	table *SectionChange // a section with no symbol of its own, or nil
-}
-
-type cand struct {
-	s  int64
-	at uint64 // the last boundary that changed the shift
-}
-
-// walk follows shift in through the waypoints. It returns whether the
-// last waypoint's shift is reached by re-rounding alone (and a table's
-// size change), and the boundary where the shift last changed.
-func walk(in int64, wps []waypoint) (bool, uint64) {
-	cs := []cand{{s: in}}
-	for _, w := range wps {
-		if w.known {
-			best := -1
-			for k, c := range cs {
-				if rounds(w.shift, c.s, w.align) && (best < 0 || c.s == w.shift) {
-					best = k
-				}
-			}
-			if best < 0 {
-				return false, 0
-			}
-			at := cs[best].at
-			if cs[best].s != w.shift {
-				at = boundary(w.shift, cs[best].s)
-			}
-			s := w.shift
-			if w.table != nil {
-				s += w.table.SizeChange
-			}
-			cs = []cand{{s: s, at: at}}
-			continue
-		}
-		var next []cand
-		for _, c := range cs {
-			for _, s := range roundings(c.s, w.align) {
-				at := c.at
-				if s != c.s {
-					at = boundary(s, c.s)
-				}
-				if !slices.ContainsFunc(next, func(x cand) bool { return x.s == s }) && len(next) < maxCands {
-					next = append(next, cand{s, at})
-				}
-			}
-		}
-		cs = next
-	}
-	return true, cs[0].at
-}
-
 // addrSpace separates the symbols whose addresses are not comparable
 // with the others': TLS data (offsets in the thread block) and kernel
 // per-CPU variables (offsets in the per-CPU area).
@@ -207,6 +148,7 @@ type tracer struct {
 	byName  map[string]*SectionChange // ELF: by name
 	bare    map[*Section]bool         // ELF: B's sections holding no matched symbol
 	pending map[int][]Cause           // run -> export names not yet met
+	labelsA map[string]*Label         // A's labels by name
 	exports exportStrings
 }
 
@@ -250,21 +192,27 @@ func (t *tracer) trace(i int, pred *Change) {
 		return
 	}
 	wps := t.waypoints(pred, r.First)
-	ok, at := walk(in, wps)
+	prev := ""
+	if pred != nil {
+		prev = pred.Name()
+	}
+	w := walk(in, prev, wps)
 	// An export entry's name lies in the string table after the entries:
 	// when the shift re-rounds with it, that is the explanation.
 	var names []Cause
 	if pending := t.pending[r.From]; pred != nil && len(pending) > 0 {
-		if ok2, at2 := walk(in+causeBytes(pending), wps); ok2 {
-			ok, at, names = true, at2, pending
+		if w2 := walk(in+causeBytes(pending), prev, wps); w2.ok && len(w2.regions) <= len(w.regions) {
+			w, names = w2, pending
 		}
 	}
+	ok, at := w.ok, w.at
 	var tables []Cause
-	for _, w := range wps {
-		if w.table != nil && w.table.SizeChange != 0 {
-			tables = append(tables, Cause{Kind: Table, Table: w.table.Name, Bytes: w.table.SizeChange, Count: 1})
+	for _, p := range wps {
+		if p.table != nil && p.table.SizeChange != 0 {
+			tables = append(tables, Cause{Kind: Table, Table: p.table.Name, Bytes: p.table.SizeChange, Count: 1})
 		}
 	}
+	tables = append(tables, w.regions...)
 	t.exportTables(tables)
 	switch {
 	case in == 0 && r.Shift == 0 && len(tables) == 0:
@@ -275,6 +223,12 @@ func (t *tracer) trace(i int, pred *Change) {
 		r.Tables = tables
 		if r.Shift != 0 {
 			r.Root = i
+			if len(tables) == 0 {
+				r.Break = t.breakWhy(r, pred, in, w)
+			}
+		}
+		if pred != nil && pred.B.Section == r.First.B.Section {
+			r.Causes = lessPadding(r.Causes, causeBytes(w.regions))
 		}
 	default:
 		from := &d.Runs[pred.Run]
@@ -329,47 +283,31 @@ func realignGuessed(r *Run) {
 	r.Causes = out
 }
 
+// lessPadding takes the bytes of tables found between labels out of a
+// run's "alignment padding changed" cause: what is left is the
+// re-rounding (none: the cause goes).
+func lessPadding(cs []Cause, tables int64) []Cause {
+	if tables == 0 {
+		return cs
+	}
+	for k, c := range cs {
+		if c.Kind != Realigned {
+			continue
+		}
+		if c.Bytes == tables {
+			return append(cs[:k:k], cs[k+1:]...)
+		}
+		out := slices.Clone(cs)
+		out[k].Bytes -= tables
+		return out
+	}
+	return cs
+}
+
 func causeBytes(cs []Cause) int64 {
 	var n int64
 	for _, c := range cs {
 		n += c.Bytes
 	}
 	return n
-}
-
-// waypoints lists the places between pred and f where the shift may be
-// re-rounded, f last.
-func (t *tracer) waypoints(pred, f *Change) []waypoint {
-	var wps []waypoint
-	if t.elf && (pred == nil || pred.B.Section != f.B.Section) {
-		for _, sc := range t.secs {
-			if sc.B.Addr > f.B.Addr {
-				break
-			}
-			if pred != nil && sc.B.Addr < pred.B.Addr || sc.B == f.B.Section || addrSpace(sc.B) != addrSpace(f.B.Section) ||
-				!t.bare[sc.B] || sc.A.Size == 0 && sc.B.Size == 0 {
-				continue
-			}
-			wps = append(wps, waypoint{known: true, shift: sc.Shift, align: alignOf(sc.A.Addr, sc.B.Addr), table: sc})
-		}
-		if sc := t.byName[f.B.Section.Name]; sc != nil {
-			wps = append(wps, waypoint{known: true, shift: sc.Shift, align: alignOf(sc.A.Addr, sc.B.Addr)})
-		}
-	}
-	// Labels B has that A holds under another name: alignment points
-	// whose shift is not known.
-	b := t.d.B
-	var labels []waypoint
-	for k := f.ib - 1; k >= 0 && f.ib-k <= maxScan && len(labels) < maxLabels; k-- {
-		s := &b.Symbols[k]
-		if s.Section != f.B.Section || pred != nil && s.Addr <= pred.B.Addr {
-			break
-		}
-		if t.matchB[k] == aliasOnly && s.Addr < f.B.Addr {
-			labels = append(labels, waypoint{align: alignOf(s.Addr)})
-		}
-	}
-	slices.Reverse(labels)
-	wps = append(wps, labels...)
-	return append(wps, waypoint{known: true, shift: f.Shift(), align: alignOf(f.A.Addr, f.B.Addr)})
 }

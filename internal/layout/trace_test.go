@@ -278,12 +278,27 @@ func checkTraceInvariants(t testing.TB, d *DiffResult) {
 	if moved != d.Stats.Moved {
 		t.Errorf("root changes moved %d symbols, the diff %d", moved, d.Stats.Moved)
 	}
-	for _, c := range d.Ranked {
-		if rc := d.RootOf(c); rc != nil {
-			if rc != &d.RootChanges[0] || rc.Victims[0] != c {
-				t.Errorf("the first ranked change with a root, %s, is not the first root change's first victim", c.Name())
+	// Ranked by what they explain; an untraced one never above a traced
+	// one that moved more; an untraced root run says why.
+	for k := range d.RootChanges {
+		rc := &d.RootChanges[k]
+		if len(rc.Victims) > 0 && d.RootOf(rc.Victims[0]) != rc {
+			t.Errorf("root change %d's first victim %s belongs to another", k+1, rc.Victims[0].Name())
+		}
+		if !rc.Traced {
+			for _, i := range rc.Roots {
+				if r := &d.Runs[i]; r.Shift != 0 && r.Break == "" && len(r.Tables) == 0 {
+					t.Errorf("root change %d (%s) is untraced and its run from %s does not say why", k+1, rc, r.First.Name())
+				}
 			}
-			break
+			for j := k + 1; j < len(d.RootChanges); j++ {
+				if o := &d.RootChanges[j]; o.Traced && o.Moved > rc.Moved {
+					t.Errorf("untraced root change %d (%s, %d moved) ranks above traced %d (%s, %d moved)", k+1, rc, rc.Moved, j+1, o, o.Moved)
+				}
+			}
+		}
+		if k > 0 && d.Ranking == ByAlignment && rc.Traced == d.RootChanges[k-1].Traced && rc.Moved > d.RootChanges[k-1].Moved {
+			t.Errorf("root change %d moved %d, more than %d before it (%d)", k+1, rc.Moved, k, d.RootChanges[k-1].Moved)
 		}
 	}
 }

@@ -125,7 +125,7 @@ func WriteLayoutJSON(w io.Writer, d *layout.DiffResult, opt LayoutOptions) error
 	for _, r := range runs[:layoutCap(len(runs), maxRuns)] {
 		rj := layoutRunJSON{ID: runIndex[r], Section: r.Section, Shift: r.Shift, Jump: r.Jump,
 			First: r.First.Name(), Last: r.Last.Name(), Count: r.Count, Bytes: r.Bytes(), Causes: layoutCausesJSON(r.Causes),
-			From: r.From, Root: r.Root, Via: r.Via, Carried: r.Carried, Align: r.Align, RootChange: r.RootChange + 1}
+			From: r.From, Root: r.Root, Via: r.Via, Carried: r.Carried, Align: r.Align, RootChange: r.RootChange + 1, Break: r.Break}
 		if r.Prev != nil {
 			rj.Prev = r.Prev.Name
 		}

@@ -19,7 +19,11 @@ func layoutRootsText(b *bytes.Buffer, d *layout.DiffResult, limit int) {
 	if len(d.RootChanges) == 0 {
 		return
 	}
-	b.WriteString("\nRoot changes (what started the shifts, with everything each moved; the top suspect's first):\n")
+	by := "ranked by symbols moved"
+	if d.Ranking == layout.ByProfile {
+		by = "ranked by the profile hotness of what each moved, then symbols moved"
+	}
+	fmt.Fprintf(b, "\nRoot changes (what started the shifts, with everything each moved; %s):\n", by)
 	n := layoutCap(len(d.RootChanges), limit)
 	for k := range d.RootChanges[:n] {
 		rc := &d.RootChanges[k]
@@ -59,6 +63,14 @@ func layoutRootSummary(d *layout.DiffResult, rc *layout.RootChange) string {
 	}
 	if len(absorbed) > 0 {
 		s += "; padding absorbed it " + strings.Join(absorbed, ", ")
+	}
+	if !rc.Traced {
+		for _, i := range rc.Roots {
+			if r := &d.Runs[i]; r.Break != "" {
+				s += "; untraced: " + r.Break
+				break
+			}
+		}
 	}
 	if len(rc.Victims) > 0 {
 		var names []string
@@ -123,6 +135,8 @@ func layoutRunText(b *bytes.Buffer, d *layout.DiffResult, r *layout.Run) {
 		fmt.Fprintf(b, "  %18s%s; %s\n", "", carry, layoutRootRef(d, r))
 	} else if len(r.Tables) > 0 {
 		fmt.Fprintf(b, "  %18swith %s\n", "", layoutCauses(r.Tables))
+	} else if r.Break != "" {
+		fmt.Fprintf(b, "  %18suntraced: %s\n", "", r.Break)
 	}
 }
 
@@ -133,7 +147,7 @@ func layoutRootsJSON(d *layout.DiffResult, limit, top int) []layoutRootJSON {
 	for k := range d.RootChanges[:layoutCap(len(d.RootChanges), limit)] {
 		rc := &d.RootChanges[k]
 		rj := layoutRootJSON{Rank: k + 1, Text: layoutCauses(rc.Causes), Causes: layoutCausesJSON(rc.Causes),
-			Roots: rc.Roots, Runs: rc.Runs, Moved: rc.Moved, Victims: []string{}, VictimsTotal: len(rc.Victims)}
+			Roots: rc.Roots, Runs: rc.Runs, Moved: rc.Moved, Bytes: rc.Bytes, Hot: rc.Hot, Traced: rc.Traced, Victims: []string{}, VictimsTotal: len(rc.Victims)}
 		for _, c := range rc.Victims[:layoutCap(len(rc.Victims), top)] {
 			rj.Victims = append(rj.Victims, c.Name())
 		}
@@ -145,7 +159,7 @@ func layoutRootsJSON(d *layout.DiffResult, limit, top int) []layoutRootJSON {
 func layoutCausesJSON(cs []layout.Cause) []layoutCauseJSON {
 	out := []layoutCauseJSON{}
 	for _, c := range cs {
-		cj := layoutCauseJSON{Kind: c.Kind.String(), Bytes: c.Bytes, Count: c.Count, Text: c.String(), Table: c.Table, Estimated: c.Estimated}
+		cj := layoutCauseJSON{Kind: c.Kind.String(), Bytes: c.Bytes, Count: c.Count, Text: c.String(), Table: c.Table, Estimated: c.Estimated, Until: c.Until, After: c.After}
 		if c.Symbol != nil {
 			cj.Symbol = c.Symbol.Name
 		}

@@ -112,6 +112,7 @@ type (
 		Align      uint64            `json:"align,omitempty"`
 		Tables     []layoutCauseJSON `json:"tables,omitempty"`
 		RootChange int               `json:"root_change,omitempty"`
+		Break      string            `json:"break,omitempty"`
 	}
 	layoutRootJSON struct {
 		Rank         int               `json:"rank"`
@@ -120,6 +121,9 @@ type (
 		Roots        []int             `json:"root_runs"`
 		Runs         []int             `json:"runs"`
 		Moved        int               `json:"moved"`
+		Bytes        uint64            `json:"bytes"`
+		Hot          float64           `json:"hot,omitempty"`
+		Traced       bool              `json:"traced"`
 		Victims      []string          `json:"victims"`
 		VictimsTotal int               `json:"victims_total"`
 	}
@@ -131,6 +135,8 @@ type (
 		Text      string `json:"text"`
 		Table     string `json:"table,omitempty"`
 		Estimated bool   `json:"estimated,omitempty"`
+		Until     string `json:"until,omitempty"`
+		After     string `json:"after,omitempty"`
 	}
 	layoutSharedJSON struct {
 		X      string `json:"x"`

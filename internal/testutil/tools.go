@@ -69,11 +69,19 @@ var tools = map[string]tool{
 	// Headless Chromium, driven by chromedp in the dashboard's browser
 	// tests (internal/dashboard).
 	"chromium": {"chromium", true},
+	// A real Linux kernel build (internal/layout's tinyconfig test): the
+	// source tree Debian ships as a tarball, the tools kbuild runs, and
+	// libelf's headers for objtool; libssl's for the defconfig benchmark
+	// (docs/kernel.md).
+	"linux-source-6.1": {"linux-source-6.1", true},
+	"flex":             {"flex", true},
+	"bison":            {"bison", true},
+	"bc":               {"bc", true},
+	"gelf.h":           {"libelf-dev", true},
+	"openssl/ssl.h":    {"libssl-dev", true},
 	// Not installed by .ci/run: tests that need them skip.
 	"cargo": {"cargo", false},
 	"rustc": {"rustc", false},
-	"flex":  {"flex", false},
-	"bison": {"bison", false},
 }
 
 // NeedTool skips the test unless every named command is on PATH (two are
@@ -123,9 +131,12 @@ func SkipIncapable(tb testing.TB, format string, args ...any) {
 
 // presence says whether the tools that are not commands on PATH are there.
 var presence = map[string]func() error{
-	"benchmark.h": fileExists("/usr/include/benchmark/benchmark.h"),
-	"pytest":      pytestBenchmark,
-	"postgres":    postgresPresent,
+	"benchmark.h":      fileExists("/usr/include/benchmark/benchmark.h"),
+	"linux-source-6.1": fileExists("/usr/src/linux-source-6.1.tar.xz"),
+	"gelf.h":           fileExists("/usr/include/gelf.h"),
+	"openssl/ssl.h":    fileExists("/usr/include/openssl/ssl.h"),
+	"pytest":           pytestBenchmark,
+	"postgres":         postgresPresent,
 }
 
 // fileExists is a presence check for a file (a header).

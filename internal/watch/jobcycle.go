@@ -40,22 +40,32 @@ func (w *Watcher) runJob(ctx context.Context, jc JobConfig, j *job.Job, cycle in
 		errs = append([]error{err}, errs...)
 	}
 	w.recordCycle(ctx, jc, store.CycleRecord{Job: j.Key(), Name: j.Name, Cycle: cycle, Started: start, Finished: time.Now(),
-		Tested: len(rep.Tested) - ntested, Error: errorText(errs), Panicked: panicked})
+		Tested: len(rep.Tested) - ntested, Error: errorText(errs), Panicked: panicked}, false)
 	return err
 }
 
-// recordLoad records the cycle of a job file that did not load, under
-// the file's name (there is no job key).
+// recordLoad records the cycle of a job file, under the file's name
+// (there is no job key): a file that did not load (err) fails its cycle;
+// one that loads again after failing ends its streak, so that it is told
+// as recovered and a later failure starts a new streak (with its own
+// notice). A file that keeps loading records nothing.
 func (w *Watcher) recordLoad(ctx context.Context, jc JobConfig, cycle int64, started time.Time, err error) {
-	w.recordCycle(ctx, jc, store.CycleRecord{Job: "file:" + jc.File, Name: filepath.Base(jc.File), Cycle: cycle,
-		Started: started, Finished: time.Now(), Error: errorText([]error{err})})
+	c := store.CycleRecord{Job: "file:" + jc.File, Name: filepath.Base(jc.File), Cycle: cycle,
+		Started: started, Finished: time.Now()}
+	if err != nil {
+		c.Error = errorText([]error{err})
+	}
+	w.recordCycle(ctx, jc, c, err == nil)
 }
 
 // recordCycle stores a job's cycle in the store next to its job file,
 // sends the failure notice when the job has now failed NoticeAfter cycles
 // in a row (once per streak), and logs (and tells, when the failure was
 // told) a job that goes through again after failing.
-func (w *Watcher) recordCycle(ctx context.Context, jc JobConfig, c store.CycleRecord) {
+//
+// With onlyAfterFailure, a cycle that went through is recorded only when
+// it ends a failure streak.
+func (w *Watcher) recordCycle(ctx context.Context, jc JobConfig, c store.CycleRecord, onlyAfterFailure bool) {
 	st, err := store.Open(filepath.Join(filepath.Dir(jc.File), ".perfbot"))
 	if err != nil {
 		w.logf("watch: recording the cycle of %s: %v", c.Name, err)
@@ -65,6 +75,9 @@ func (w *Watcher) recordCycle(ctx context.Context, jc JobConfig, c store.CycleRe
 	before, err := st.FailStreak(ctx, c.Job)
 	if err != nil {
 		w.logf("watch: recording the cycle of %s: %v", c.Name, err)
+		return
+	}
+	if onlyAfterFailure && !c.Failed() && len(before) == 0 {
 		return
 	}
 	if err := st.PutCycle(ctx, &c); err != nil {
@@ -84,7 +97,7 @@ func (w *Watcher) recordCycle(ctx context.Context, jc JobConfig, c store.CycleRe
 	if len(streak) < w.Config.NoticeAfter || noticed(streak) {
 		return
 	}
-	if err := w.notify(ctx, failureNotice(c, streak)); err != nil {
+	if !w.notify(ctx, failureNotice(c, streak)) {
 		return // not recorded: the next failed cycle tries again
 	}
 	c.Noticed = true

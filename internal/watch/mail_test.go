@@ -262,7 +262,7 @@ func TestMailDigest(t *testing.T) {
 // the configured CA did not sign fails it.
 func TestNotify(t *testing.T) {
 	r := newMailRig(t, testutil.SMTPOptions{})
-	if err := r.rc.Notify(t.Context(), "perfbot watch: 3 cycles failed", "the last error: disk full\n"); err != nil {
+	if _, err := r.rc.Notify(t.Context(), "perfbot watch: 3 cycles failed", "the last error: disk full\n"); err != nil {
 		t.Fatal(err)
 	}
 	msgs := r.srv.Messages()
@@ -270,7 +270,7 @@ func TestNotify(t *testing.T) {
 		t.Fatalf("messages %+v", msgs)
 	}
 	r.rc.SMTP.CAFile = testutil.NewTestCA(t).File
-	if err := r.rc.Notify(t.Context(), "x", "y"); err == nil || !strings.Contains(err.Error(), "certificate") {
+	if _, err := r.rc.Notify(t.Context(), "x", "y"); err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Errorf("a foreign CA: %v", err)
 	}
 }

@@ -16,16 +16,16 @@ import (
 // findings' mails go: perfbot's one way to tell of something that is not
 // a finding (a watch whose cycles keep failing). It is not kept in the
 // outbox: the caller decides whether and when to tell again. It returns
-// an error unless every recipient accepted the message; without
-// report.smtp or recipients it does nothing.
-func (rc *ReportConfig) Notify(ctx context.Context, subject, body string) error {
+// the recipients that accepted the message, and an error unless every one
+// did; without report.smtp or recipients it does nothing.
+func (rc *ReportConfig) Notify(ctx context.Context, subject, body string) (accepted []string, err error) {
 	cfg := rc.SMTP
 	if cfg == nil || len(cfg.To) == 0 {
-		return nil
+		return nil, nil
 	}
 	srv, err := cfg.Server()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	now := time.Now()
 	h := report.MailHeader{From: netmail.Address{Address: cfg.From}, Subject: subject,
@@ -35,11 +35,11 @@ func (rc *ReportConfig) Notify(ctx context.Context, subject, body string) error 
 	}
 	msg, err := report.Email(h, body)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	res, err := notify.Send(ctx, srv, cfg.From, cfg.To, msg)
 	if err != nil {
-		return err
+		return res.Accepted, err
 	}
 	var missed []string
 	for _, m := range []map[string]error{res.Refused, res.Deferred} {
@@ -48,7 +48,7 @@ func (rc *ReportConfig) Notify(ctx context.Context, subject, body string) error 
 		}
 	}
 	if len(missed) > 0 {
-		return fmt.Errorf("mail server %s refused %s", cfg.Addr, strings.Join(missed, ", "))
+		return res.Accepted, fmt.Errorf("mail server %s refused %s", cfg.Addr, strings.Join(missed, ", "))
 	}
-	return nil
+	return res.Accepted, nil
 }

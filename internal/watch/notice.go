@@ -55,30 +55,43 @@ func recoveryNotice(c store.CycleRecord, streak []store.CycleRecord) notice {
 // notify sends a notice through the watch file's report config: the hook
 // (with the notice's JSON file, written into report.dir/notices) and the
 // mail's recipients (not the authors: no commit is to blame). It logs
-// and returns what failed.
-func (w *Watcher) notify(ctx context.Context, n notice) error {
+// what failed and says whether the notice was told: the hook ran, or at
+// least one recipient accepted the mail (one bad address must not make
+// everyone else get the notice again each cycle). With neither a hook
+// nor recipients the log is the only place to tell, and that is told.
+func (w *Watcher) notify(ctx context.Context, n notice) (told bool) {
 	w.logf("watch: notice: %s", n.Subject)
 	rc := w.Config.Report
 	var errs []error
+	channels := 0
 	if rc.Hook != "" {
+		channels++
 		file, err := writeNotice(rc.Dir, n)
 		if err == nil {
 			err = notify.Hook(ctx, rc.Hook, filepath.Dir(w.Config.File), file)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("notice hook: %w", err))
+		} else {
+			told = true
 		}
 	}
-	if rc.SMTP != nil {
-		if err := rc.Notify(ctx, n.Subject, n.Body); err != nil {
+	if rc.SMTP != nil && len(rc.SMTP.To) > 0 {
+		channels++
+		accepted, err := rc.Notify(ctx, n.Subject, n.Body)
+		if err != nil {
 			errs = append(errs, fmt.Errorf("notice mail: %w", err))
 		}
+		told = told || len(accepted) > 0
 	}
-	err := errors.Join(errs...)
-	if err != nil {
+	if err := errors.Join(errs...); err != nil {
 		w.logf("watch: sending the notice: %v", err)
 	}
-	return err
+	if channels == 0 {
+		w.logf("watch: the notice has no hook or report.smtp.to to go to: it is only in this log")
+		return true
+	}
+	return told
 }
 
 // writeNotice writes n as report.dir/notices/<time>-<event>.json.

@@ -113,9 +113,9 @@ func (w *Watcher) Cycle(ctx context.Context) (*CycleReport, error) {
 	cycle := rep.Started.UnixNano()
 	for _, jc := range w.Config.Jobs {
 		jobs, err := job.Load(jc.File)
+		w.recordLoad(ctx, jc, cycle, rep.Started, err)
 		if err != nil {
 			rep.Errors = append(rep.Errors, err)
-			w.recordLoad(ctx, jc, cycle, rep.Started, err)
 			continue
 		}
 		for _, j := range jobs {

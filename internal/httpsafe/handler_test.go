@@ -169,7 +169,8 @@ func TestReadToken(t *testing.T) {
 		t.Errorf("a forged cookie: %d, want 401", resp.StatusCode)
 	}
 	// The form never sends a browser to another site.
-	for _, next := range []string{"https://attacker.example/", "//attacker.example/", "/\\attacker.example", "javascript:alert(1)"} {
+	for _, next := range []string{"https://attacker.example/", "//attacker.example/", "/\\attacker.example", "javascript:alert(1)",
+		"/\t/attacker.example", "/\n/attacker.example", "/\r\n/attacker.example", "/a\\..\\\\attacker.example"} {
 		resp, _ := do(t, noRedirect, "POST", srv.URL+LoginPath, "", strings.NewReader(url.Values{"token": {"r34d"}, "next": {next}}.Encode()),
 			"Content-Type", "application/x-www-form-urlencoded")
 		if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || loc != "/" {

@@ -149,9 +149,17 @@ func (g *gate) login(w http.ResponseWriter, r *http.Request) {
 }
 
 // localPath is next if it is a path on this server, else "/": the form
-// never sends a browser elsewhere.
+// never sends a browser elsewhere. Browsers drop tabs and newlines from a
+// URL and read a backslash as a slash, so "/\t/evil.example" would become
+// "//evil.example": control characters and backslashes are refused, and
+// what is left must parse as a path with no scheme and no host.
 func localPath(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") ||
+		strings.ContainsFunc(next, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '\\' }) {
+		return "/"
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil {
 		return "/"
 	}
 	return next

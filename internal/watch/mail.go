@@ -125,8 +125,7 @@ func planFinding(ctx context.Context, cfg *SMTPConfig, st *store.Store, policy s
 		if err := seedOutbox(ctx, st, rec, f, sum, now); err != nil {
 			return err
 		}
-		ms, err := st.Mails(ctx, rec.Culprit)
-		if err != nil {
+		if ms, err = st.Mails(ctx, rec.Culprit); err != nil {
 			return err
 		}
 		latest, last, sent = 1, ms[0], true
@@ -137,14 +136,26 @@ func planFinding(ctx context.Context, cfg *SMTPConfig, st *store.Store, policy s
 			return fmt.Errorf("mail of %s: summary: %w", gitrev.Short(rec.Culprit), err)
 		}
 	}
+	rs := recipients(cfg, f)
+	var lost []recipient // those no live row tells what the latest revision says
+	if latest > 0 && prev.same(sum) {
+		lost = untold(ms, rs)
+	}
 	rev, kind := latest, last.Kind
 	switch {
-	case latest > 0 && prev.same(sum):
-		sum = prev
+	case latest > 0 && prev.same(sum) && !slices.ContainsFunc(lost, func(r recipient) bool { return hasRow(ms, latest, r.key) }):
+		// Nothing new, but for recipients added since.
+		sum, rs = prev, lost
 	case !sent && (rec.Withdrawn || !f.Reported(policy)):
 		// Never mailed, and nothing to mail now.
 		_, err := st.SupersedeMail(ctx, rec.Culprit, latest+1)
 		return err
+	case latest > 0 && prev.same(sum):
+		// The latest revision's mail to these recipients was superseded
+		// before it went out (the finding was dismissed, withdrawn or not
+		// reported, and qualifies again): it goes out to them, once, as a
+		// new revision saying the same.
+		rev, kind, sum, rs = latest+1, last.Kind, prev, lost
 	default:
 		rev, kind = latest+1, store.MailFirst
 		if sent {
@@ -156,7 +167,7 @@ func planFinding(ctx context.Context, cfg *SMTPConfig, st *store.Store, policy s
 	}
 	data, _ := json.Marshal(sum)
 	id := messageID(f, rev, kind)
-	for _, r := range recipients(cfg, f) {
+	for _, r := range rs {
 		m := store.Mail{Culprit: rec.Culprit, Revision: rev, Recipient: r.key, Kind: kind, MessageID: id, Summary: string(data),
 			Status: store.MailPending, NextAttempt: now}
 		if r.err != nil {
@@ -171,6 +182,47 @@ func planFinding(ctx context.Context, cfg *SMTPConfig, st *store.Store, policy s
 		}
 	}
 	return nil
+}
+
+// untold are the recipients of rs that no live row (pending, failed,
+// sent or refused) tells what the latest revision says: none in that
+// revision or the ones before it that say the same (a revision that
+// resends a superseded mail holds only the rows of those it resends to).
+// They are the recipients added since, and those whose mail of it was
+// superseded before it went out.
+func untold(ms []store.Mail, rs []recipient) []recipient {
+	sums := map[int]mailSummary{}
+	latest := 0
+	for _, m := range ms {
+		if _, ok := sums[m.Revision]; !ok {
+			var s mailSummary
+			_ = json.Unmarshal([]byte(m.Summary), &s)
+			sums[m.Revision] = s
+		}
+		latest = max(latest, m.Revision)
+	}
+	base := latest // the first of the revisions that say what the latest does
+	for base > 1 {
+		s, ok := sums[base-1]
+		if ok && !s.same(sums[latest]) {
+			break
+		}
+		base--
+	}
+	var out []recipient
+	for _, r := range rs {
+		if !slices.ContainsFunc(ms, func(m store.Mail) bool {
+			return m.Recipient == r.key && m.Revision >= base && m.Status != store.MailSuperseded
+		}) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// hasRow says whether the outbox holds a row of revision rev to key.
+func hasRow(ms []store.Mail, rev int, key string) bool {
+	return slices.ContainsFunc(ms, func(m store.Mail) bool { return m.Revision == rev && m.Recipient == key })
 }
 
 // seedOutbox records the first mail of a finding that the findings table

@@ -1,16 +1,9 @@
 package main
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -173,7 +166,8 @@ func TestServeNetworkBind(t *testing.T) {
 	if code := exitCode(err); code != exitError || !strings.Contains(string(out), "not a loopback address") || !strings.Contains(string(out), "--insecure") {
 		t.Errorf("serve --addr 0.0.0.0:0 with no token and no TLS: exit %d, %q; want exit 2 naming --insecure", code, out)
 	}
-	cert, key, pool := testCert(t)
+	ca := testutil.NewTestCA(t)
+	cert, key, pool := ca.CertFile, ca.KeyFile, ca.Pool
 	url, _ := serveProcess(t, bin, []string{"PERFBOT_READ_TOKEN=r34d"}, "--store", dir, "--addr", "0.0.0.0:0", "--tls-cert", cert, "--tls-key", key)
 	if !strings.HasPrefix(url, "https://") {
 		t.Fatalf("serve with --tls-cert says %s, want https://", url)
@@ -222,36 +216,6 @@ func exitCode(err error) int {
 		return -1
 	}
 	return 0
-}
-
-// testCert writes a self-signed certificate for 127.0.0.1 and its key
-// and returns their files and a pool that trusts it.
-func testCert(t *testing.T) (cert, key string, pool *x509.CertPool) {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "perfbot test"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IsCA: true, BasicConstraintsValid: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	cert, key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
-	os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600)
-	c, _ := x509.ParseCertificate(der)
-	pool = x509.NewCertPool()
-	pool.AddCert(c)
-	return cert, key, pool
 }
 
 // TestServeDBErrors: perfbot serve --db over a database that is not

@@ -23,6 +23,9 @@ type TestCA struct {
 	Pool   *x509.CertPool  // the CA, to verify the server with
 	File   string          // the CA's PEM file, for a ca_file option
 	Server tls.Certificate // the server's certificate and key
+	// CertFile and KeyFile hold the server's certificate chain and key in
+	// PEM, for a server that reads files (serve --tls-cert/--tls-key).
+	CertFile, KeyFile string
 }
 
 // NewTestCA makes a CA and a server certificate in t's temporary folder.
@@ -72,7 +75,21 @@ func NewTestCA(t testing.TB) *TestCA {
 	if err := os.WriteFile(file, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(file)
+	certFile, keyFile := filepath.Join(dir, "server.pem"), filepath.Join(dir, "server-key.pem")
+	chain := append(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})...)
+	if err := os.WriteFile(certFile, chain, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	pool := x509.NewCertPool()
 	pool.AddCert(ca)
-	return &TestCA{Pool: pool, File: file, Server: tls.Certificate{Certificate: [][]byte{der, caDER}, PrivateKey: key}}
+	return &TestCA{Pool: pool, File: file, Server: tls.Certificate{Certificate: [][]byte{der, caDER}, PrivateKey: key},
+		CertFile: certFile, KeyFile: keyFile}
 }

@@ -83,16 +83,7 @@ func TestMailUpdateAfterDismissedWhilePending(t *testing.T) {
 	f.Verdict, f.Metrics[0].Verdict = "text-alignment", "text-alignment"
 	r.put(f)
 	r.cycle(time.Hour) // the update waits
-	if err := r.st.SetFindingState(t.Context(), f.Culprit, store.Dismissed, "noise"); err != nil {
-		t.Fatal(err)
-	}
-	r.cycle(time.Hour)
-	if err := r.st.SetFindingState(t.Context(), f.Culprit, store.Untriaged, ""); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.srv.Start(); err != nil {
-		t.Fatal(err)
-	}
+	r.dismissReopen(f.Culprit)
 	r.cycle(time.Hour)
 	r.cycle(time.Hour)
 	msgs := r.srv.Messages()
@@ -119,16 +110,7 @@ func TestMailAfterDismissedOnlyToThoseNotMailed(t *testing.T) {
 	r.rc.SMTP.Author = true
 	r.srv.Stop()
 	r.cycle(time.Hour) // the author's waits
-	if err := r.st.SetFindingState(t.Context(), f.Culprit, store.Dismissed, "noise"); err != nil {
-		t.Fatal(err)
-	}
-	r.cycle(time.Hour)
-	if err := r.st.SetFindingState(t.Context(), f.Culprit, store.Untriaged, ""); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.srv.Start(); err != nil {
-		t.Fatal(err)
-	}
+	r.dismissReopen(f.Culprit)
 	r.cycle(time.Hour)
 	r.cycle(time.Hour)
 	r.cycle(time.Hour)
@@ -138,5 +120,21 @@ func TestMailAfterDismissedOnlyToThoseNotMailed(t *testing.T) {
 	}
 	if h, _ := parsed(t, msgs[1]); h.Get("Message-ID") != f.MessageID() {
 		t.Errorf("the author's mail is not the thread's first:\n%s", msgs[1].Data)
+	}
+}
+
+// dismissReopen dismisses the finding, runs a cycle, sets it back to
+// untriaged and brings the mail server up again.
+func (r *mailRig) dismissReopen(culprit string) {
+	r.t.Helper()
+	if err := r.st.SetFindingState(r.t.Context(), culprit, store.Dismissed, "noise"); err != nil {
+		r.t.Fatal(err)
+	}
+	r.cycle(time.Hour)
+	if err := r.st.SetFindingState(r.t.Context(), culprit, store.Untriaged, ""); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := r.srv.Start(); err != nil {
+		r.t.Fatal(err)
 	}
 }

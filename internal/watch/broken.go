@@ -130,9 +130,5 @@ func (w *Watcher) exportBroken(b BrokenBuild) (string, error) {
 		return "", err
 	}
 	file := filepath.Join(dir, name+".json")
-	tmp := file + ".tmp"
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
-		return "", err
-	}
-	return file, os.Rename(tmp, file)
+	return file, writeWhole(file, append(data, '\n'))
 }

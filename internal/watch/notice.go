@@ -102,10 +102,7 @@ func writeNotice(dir string, n notice) (string, error) {
 	}
 	data, _ := json.MarshalIndent(n, "", "  ")
 	file := filepath.Join(dir, fmt.Sprintf("%s-%s-%s.json", n.When.UTC().Format("20060102T150405Z"), n.Event, safeName(n.Job)))
-	if err := os.WriteFile(file+".tmp", append(data, '\n'), 0o644); err != nil {
-		return "", err
-	}
-	return file, os.Rename(file+".tmp", file)
+	return file, writeWhole(file, append(data, '\n'))
 }
 
 func indent(s string) string { return "    " + strings.ReplaceAll(s, "\n", "\n    ") }

@@ -97,14 +97,19 @@ func (w *Watcher) export(f *finding.Finding, data []byte) (string, error) {
 		ext  string
 		data []byte
 	}{{".json", append(data, '\n')}, {".md", md.Bytes()}, {".txt", txt.Bytes()}} {
-		// Written whole, then renamed: a reader never sees half a file.
-		tmp := base + out.ext + ".tmp"
-		if err := os.WriteFile(tmp, out.data, 0o644); err != nil {
-			return "", err
-		}
-		if err := os.Rename(tmp, base+out.ext); err != nil {
+		if err := writeWhole(base+out.ext, out.data); err != nil {
 			return "", err
 		}
 	}
 	return base + ".json", nil
+}
+
+// writeWhole writes a report folder's file whole, then renames it into
+// place: a reader (a hook, a mail script) never sees half a file.
+func writeWhole(file string, data []byte) error {
+	tmp := file + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, file)
 }

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perfbot/perfbot/internal/compare"
+	"github.com/perfbot/perfbot/internal/compare/stored"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	metricpkg "github.com/perfbot/perfbot/internal/metric"
 	"github.com/perfbot/perfbot/internal/report"
@@ -74,7 +74,7 @@ func BenchmarkCompareStored(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		all := func(r int) (int, bool) { return r, true }
-		t, err := compare.FromStore(ctx, st, "bench", []compare.Source{
+		t, err := stored.Table(ctx, st, "bench", []stored.Source{
 			{Commit: gitrev.Commit{Hash: commits[0]}, Round: all}, {Commit: gitrev.Commit{Hash: commits[1]}, Round: all}}, 0.05)
 		if err != nil {
 			b.Fatal(err)

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"math/rand"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/perfbot/perfbot/internal/bisect"
 	"github.com/perfbot/perfbot/internal/compare"
+	"github.com/perfbot/perfbot/internal/compare/stored"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/knobs"
@@ -29,7 +29,7 @@ type bisectFlags struct {
 	good, bad, metric string
 	robust, knobs     string
 	layouts           int
-	format            string
+	format            report.Format
 	improvement       bool
 	endRuns, stepRuns int
 	maxRuns           int
@@ -128,7 +128,7 @@ skipped commits leave several candidates); 2 bad input or an error.`,
 	fl.StringVar(&f.robust, "layout-robust", "", "measure every commit under forced alignment (forced) or a layout sweep (sweep)")
 	fl.StringVar(&f.knobs, "knobs", "c", "layout knobs preset for --layout-robust: "+strings.Join(knobs.Names(), ", "))
 	fl.IntVar(&f.layouts, "layouts", 4, "layouts of --layout-robust sweep")
-	fl.StringVarP(&f.format, "format", "f", "text", "report format: "+strings.Join(report.BisectFormats, ", "))
+	formatFlag(fl, &f.format, report.BisectFormats)
 	fl.BoolVar(&f.improvement, "improvement", false, "search for the commit that made the metric better")
 	fl.IntVar(&f.endRuns, "runs", 0, "runs of each end at the first look (default: the fewest with which a first look at a commit can reach --alpha, 9)")
 	fl.IntVar(&f.stepRuns, "step-runs", bisect.DefaultStepRuns, "runs of a tested commit at the first look")
@@ -159,9 +159,6 @@ func (f *bisectFlags) validate() error {
 	}
 	if f.bad == "" {
 		errs = append(errs, errors.New("--bad is required"))
-	}
-	if !slices.Contains(report.BisectFormats, f.format) {
-		errs = append(errs, fmt.Errorf("--format %q: want one of %s", f.format, strings.Join(report.BisectFormats, ", ")))
 	}
 	if _, err := bisect.ParseMode(f.robust); err != nil {
 		errs = append(errs, err)
@@ -344,11 +341,11 @@ func bisectTable(ctx context.Context, a *app, st *store.Store, j *job.Job, res *
 	if len(variants) == 1 {
 		name = variants[0].Name
 	}
-	srcs := []compare.Source{
-		{Commit: *res.Parent, Variant: name, Layouts: ids, Round: compare.Within(res.Check.ParentRuns[0], res.Check.ParentRuns[1])},
-		{Commit: *res.Culprit, Variant: name, Layouts: ids, Round: compare.Within(res.Check.CulpritRuns[0], res.Check.CulpritRuns[1])},
+	srcs := []stored.Source{
+		{Commit: *res.Parent, Variant: name, Layouts: ids, Round: stored.Within(res.Check.ParentRuns[0], res.Check.ParentRuns[1])},
+		{Commit: *res.Culprit, Variant: name, Layouts: ids, Round: stored.Within(res.Check.CulpritRuns[0], res.Check.CulpritRuns[1])},
 	}
-	t, err := compare.FromStore(ctx, st, j.Key(), srcs, compare.DefaultAlpha)
+	t, err := stored.Table(ctx, st, j.Key(), srcs, compare.DefaultAlpha)
 	if t != nil {
 		_ = report.WriteFailures(a.stderr, t)
 	}

@@ -104,7 +104,7 @@ func TestBisectBadInput(t *testing.T) {
 		{"unknown metric", []string{"--good", good, "--bad", bad, "--metric", "txt_ms"}, []string{`--metric "txt_ms"`, "does not produce it", "text_ms, data_ms"}},
 		{"no metric", []string{"--good", good, "--bad", bad, "--metric", ""}, []string{"--metric is required", "text_ms, data_ms"}},
 		{"bad mode", []string{"--good", good, "--bad", bad, "--layout-robust", "always"}, []string{`--layout-robust "always"`}},
-		{"bad format", []string{"--good", good, "--bad", bad, "--format", "xml"}, []string{`--format "xml"`}},
+		{"bad format", []string{"--good", good, "--bad", bad, "--format", "xml"}, []string{`unknown format "xml"`}},
 		{"bad knobs", []string{"--good", good, "--bad", bad, "--layout-robust", "forced", "--knobs", "fortran"}, []string{"--knobs", "fortran"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -19,7 +19,7 @@ import (
 // compareFlags are the flags of perfbot compare.
 type compareFlags struct {
 	all      bool
-	format   string
+	format   report.Format
 	runs     int
 	variant  string
 	cpu      string
@@ -76,7 +76,7 @@ but do not count), 2 error.`,
 	}
 	fl := cmd.Flags()
 	fl.BoolVarP(&f.all, "all", "a", false, "print every metric, not only the changed ones")
-	fl.StringVarP(&f.format, "format", "f", "ncompare", "output format: ncompare, benchstat, json, csv, markdown")
+	formatFlag(fl, &f.format, report.Formats)
 	fl.IntVar(&f.runs, "runs", 0, "runs per revision (default: the job's runs)")
 	fl.StringVar(&f.variant, "variant", "", "build every revision with this build variant of the job")
 	fl.StringVar(&f.cpu, "cpu", "", "auto (pin to the quietest CPU), none, or a CPU number (default: the job's run.cpu)")
@@ -167,12 +167,7 @@ func measureTable(ctx context.Context, a *app, f compareFlags, j *job.Job, revs 
 	if err := out.BuildErrors(); err != nil {
 		return nil, err
 	}
-	srcs := make([]compare.Source, len(out.Targets))
-	for i, t := range out.Targets {
-		srcs[i] = compare.Source{Commit: t.Target.Commit, Variant: v.Name, Layouts: []string{measure.VariantID(v)},
-			Round: compare.InRounds(out.Rounds)}
-	}
-	t, err := compare.FromStore(ctx, s.Store, j.Key(), srcs, f.alpha)
+	t, err := out.Table(ctx, f.alpha)
 	if t != nil {
 		_ = report.WriteFailures(a.stderr, t)
 	}

@@ -142,7 +142,7 @@ yourself afterwards; demo prints the commands.`,
 	fl.BoolVar(&noTriage, "no-triage", false, "only compare; do not triage the alignment-only commit")
 	fl.StringVar(&dir, "dir", "", "create the demo project here (default: a new temporary folder)")
 	fl.BoolVarP(&f.all, "all", "a", false, "print every metric, not only the changed ones")
-	fl.StringVarP(&f.format, "format", "f", "ncompare", "output format: ncompare, benchstat, json, csv, markdown")
+	formatFlag(fl, &f.format, report.Formats)
 	fl.IntVar(&f.runs, "runs", 10, "runs per commit")
 	fl.StringVar(&f.cpu, "cpu", "", "auto, none or a CPU number")
 	fl.Float64Var(&f.alpha, "alpha", 0.01, "significance level (the demo tests 4 commits x 2 metrics: 0.01 keeps false alarms rare)")

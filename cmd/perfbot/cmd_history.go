@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -16,7 +14,8 @@ import (
 )
 
 func newHistoryCmd(a *app) *cobra.Command {
-	var metricName, branch, format, storeDir, jobName, hist, preset string
+	var metricName, branch, storeDir, jobName, hist, preset string
+	var format report.Format
 	var alpha float64
 	cmd := &cobra.Command{
 		Use:   "history JOB [--metric M] [--branch B] [--history plain|forced] [--format text|json|csv|svg]",
@@ -33,9 +32,6 @@ docs/watch.md documents the JSON.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			if !slices.Contains(report.HistoryFormats, format) {
-				return fmt.Errorf("--format %q: want %s", format, strings.Join(report.HistoryFormats, ", "))
-			}
 			j, err := pickJob(args[0], jobName)
 			if err != nil {
 				return err
@@ -86,7 +82,7 @@ docs/watch.md documents the JSON.`,
 	fl.StringVar(&hist, "history", "plain", "plain, or forced: the history kept under forced alignment (histories: [forced])")
 	fl.StringVar(&preset, "preset", "c", "the layout preset of the forced history (the watch file's preset:)")
 	fl.Float64Var(&alpha, "alpha", 0.01, "level of the steps' intervals (the watch file's alpha:)")
-	fl.StringVarP(&format, "format", "f", "text", "text, json, csv or svg (the dashboard's figure, standalone)")
+	formatFlag(fl, &format, report.HistoryFormats)
 	fl.StringVar(&storeDir, "store", "", "results store folder (default: .perfbot next to the job file)")
 	fl.StringVar(&jobName, "job", "", "the atomic job when the job file has a params matrix")
 	return cmd

@@ -22,7 +22,7 @@ import (
 // layoutFlags are the flags of perfbot layout diff.
 type layoutFlags struct {
 	profile string
-	format  string
+	format  report.Format
 	symbol  string
 	pad     string
 	padSet  bool
@@ -117,7 +117,7 @@ Exit status: 0 success, 1 the patched build does not have A's layout back
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.profile, "profile", "", "profile `FILE` that says which functions are hot (perf report/script, folded, pprof, callgrind)")
-	fl.StringVar(&f.format, "format", "text", "output format: text or json")
+	formatFlag(fl, &f.format, report.LayoutFormats)
 	fl.StringVar(&f.symbol, "symbol", "", "show this `SYMBOL` first, in full, with its loops")
 	fl.StringVar(&f.pad, "pad", "", "propose padding that restores `SYMBOL`'s offset mod 64 ('' for the top-ranked change)")
 	fl.StringVar(&f.padOut, "pad-out", "", "write the padding as DIR/"+padFileName)
@@ -222,9 +222,6 @@ func knobVariant(knob, dir string) (job.Variant, error) {
 // report; stored, when not nil, is the profile stored with B's runs. It is the seam for diffing two revisions of a job: build both,
 // then call it with the two binaries.
 func layoutDiffFiles(a *app, f layoutFlags, pathA, pathB string, stored *profile.Hotness) error {
-	if f.format != "text" && f.format != "json" {
-		return fmt.Errorf("layout diff: unknown --format %q (want text or json)", f.format)
-	}
 	if f.patch == "" && (f.patchRoot != "" || f.patchCheck != "") {
 		return fmt.Errorf("layout diff: --patch-root and --patch-check need --patch SRCDIR")
 	}

@@ -15,7 +15,8 @@ import (
 )
 
 func newSensitivityCmd(a *app) *cobra.Command {
-	var preset, format, cpu, storeDir, jobName string
+	var preset, cpu, storeDir, jobName string
+	var format report.Format
 	var layouts, runs int
 	cmd := &cobra.Command{
 		Use:   "sensitivity JOB REV",
@@ -64,7 +65,7 @@ is suspect as an alignment artifact.`,
 	fl.StringVar(&preset, "preset", "c", "layout knobs: "+strings.Join(knobs.Names(), ", "))
 	fl.IntVar(&layouts, "layouts", 4, "layouts, the plain build included")
 	fl.IntVar(&runs, "runs", 0, "rounds (default: the job's runs)")
-	fl.StringVarP(&format, "format", "f", "text", "text or json")
+	formatFlag(fl, &format, report.SensitivityFormats)
 	fl.StringVar(&cpu, "cpu", "", "auto, none, or a CPU number (default: the job's run.cpu)")
 	fl.StringVar(&storeDir, "store", "", "results store folder (default: .perfbot next to the job file)")
 	fl.StringVar(&jobName, "job", "", "the atomic job when the job file has a params matrix")

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfbot/perfbot/internal/compare"
+	"github.com/perfbot/perfbot/internal/compare/stored"
 	"github.com/perfbot/perfbot/internal/fleet"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
@@ -82,7 +83,7 @@ perfbot bisect do; the exit status is theirs.`,
 				return err
 			}
 			defer st.Close()
-			t, err := compare.FromStore(cmd.Context(), st, j.Key(), out.Sources(a2), compare.DefaultAlpha)
+			t, err := stored.Table(cmd.Context(), st, j.Key(), out.Sources(a2), compare.DefaultAlpha)
 			if err != nil {
 				return err
 			}
@@ -93,7 +94,7 @@ perfbot bisect do; the exit status is theirs.`,
 			if len(ms) > 1 {
 				a.logf("the rounds were taken on %d machines (%v): each round on one machine, its runs paired within it", len(ms), ms)
 			}
-			if err := report.WriteJobs(a.stdout, []report.JobTable{{Name: j.Name, Key: j.Key(), Table: t}}, report.Options{Format: f.format}); err != nil {
+			if err := report.WriteJobs(a.stdout, []report.JobTable{{Name: j.Name, Key: j.Key(), Table: t}}, report.Options{Format: report.Format(f.format)}); err != nil {
 				return err
 			}
 			if r, _ := t.Regressions(); r > 0 {
@@ -132,7 +133,7 @@ perfbot bisect do; the exit status is theirs.`,
 			if out.Error != "" {
 				return exitCodeError{code: exitNoCulprit, msg: "bisect: " + out.Error}
 			}
-			if err := report.WriteBisect(a.stdout, &report.BisectReport{Result: out.Result, Job: j.Name, Repo: j.Repo, Params: j.Params, Mode: "plain"}, f.format); err != nil {
+			if err := report.WriteBisect(a.stdout, &report.BisectReport{Result: out.Result, Job: j.Name, Repo: j.Repo, Params: j.Params, Mode: "plain"}, report.Format(f.format)); err != nil {
 				return err
 			}
 			if !out.Result.Found() {

@@ -36,7 +36,7 @@ func triageExit(v triage.Verdict) error {
 type triageFlags struct {
 	metric    string
 	preset    string
-	format    string
+	format    report.Format
 	maxRuns   int
 	cpu       string
 	storeDir  string
@@ -103,7 +103,7 @@ real improvement), 1 real regression, 2 error, 3 inconclusive.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.metric, "metric", "", "metric to triage (default: the job's first metric)")
 	fl.StringVar(&f.preset, "preset", d.preset, "layout knobs: "+strings.Join(knobs.Names(), ", "))
-	fl.StringVarP(&f.format, "format", "f", d.format, "output format: "+strings.Join(report.TriageFormats, ", "))
+	formatFlag(fl, &f.format, report.TriageFormats)
 	fl.IntVar(&f.maxRuns, "max-runs", d.maxRuns, "most runs per build in one experiment (the 10 -> 20 -> 40 schedule stops there)")
 	fl.StringVar(&f.cpu, "cpu", "", "auto (pin to the quietest CPU), none, or a CPU number (default: the job's run.cpu)")
 	fl.StringVar(&f.storeDir, "store", "", "results store folder (default: .perfbot next to the job file)")
@@ -118,15 +118,12 @@ real improvement), 1 real regression, 2 error, 3 inconclusive.`,
 
 // defaultTriageFlags are the flags' defaults (perfbot demo triages with them).
 func defaultTriageFlags() triageFlags {
-	return triageFlags{preset: "c", format: "text", maxRuns: 40, alpha: 0.01, effect: 5, layouts: 4, maxLayout: knobs.MaxLayouts}
+	return triageFlags{preset: "c", maxRuns: 40, alpha: 0.01, effect: 5, layouts: 4, maxLayout: knobs.MaxLayouts}
 }
 
 // validate checks the flags that need no job.
 func (f *triageFlags) validate() error {
 	var errs []error
-	if !slices.Contains(report.TriageFormats, f.format) {
-		errs = append(errs, fmt.Errorf("--format %q: want one of %s", f.format, strings.Join(report.TriageFormats, ", ")))
-	}
 	if !slices.Contains(knobs.Names(), f.preset) {
 		errs = append(errs, fmt.Errorf("--preset %q: want one of %s", f.preset, strings.Join(knobs.Names(), ", ")))
 	}

@@ -34,7 +34,7 @@ func TestTriageBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"triage", repo.JobFile, "main"}, "accepts 3 arg(s)"},
-		{[]string{"triage", repo.JobFile, "main", "case/no-change", "--format", "xml"}, `--format "xml": want one of text, markdown, json, email`},
+		{[]string{"triage", repo.JobFile, "main", "case/no-change", "--format", "xml"}, `unknown format "xml" (valid: text, markdown, json, email)`},
 		{[]string{"triage", repo.JobFile, "main", "case/no-change", "--preset", "fortran"}, `--preset "fortran"`},
 		{[]string{"triage", repo.JobFile, "main", "case/no-change", "--max-runs", "5"}, "--max-runs 5: want at least 10"},
 		{[]string{"triage", repo.JobFile, "main", "case/no-change", "--layouts", "1"}, "--layouts 1"},

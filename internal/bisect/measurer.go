@@ -13,6 +13,7 @@ import (
 
 	"github.com/perfbot/perfbot/internal/build"
 	"github.com/perfbot/perfbot/internal/compare"
+	"github.com/perfbot/perfbot/internal/compare/stored"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/measure"
@@ -339,7 +340,7 @@ func (m *StoreMeasurer) stored(ctx context.Context, commit string, v job.Variant
 		if err != nil {
 			return nil, 0, err
 		}
-		for _, rv := range compare.PerRun(compare.RunsOf(ss[commit][m.Metric])) {
+		for _, rv := range compare.PerRun(stored.Runs(ss[commit][m.Metric])) {
 			byRun[rv.Pair.Round] = rv.Value
 		}
 	}

@@ -99,3 +99,15 @@ func (r *Row) Changed() bool {
 	}
 	return false
 }
+
+// Failure is a kind of failed run of a column.
+type Failure struct {
+	Status  string   // the store's status of these runs: crashed, timeout, no-metric or error
+	Count   int      // runs that failed so
+	Reasons []string // their distinct reasons, in run order
+	LogDir  string   // where their logs are
+}
+
+// AddMachine adds machine m (a run's) to the column's sorted set of
+// machines, unless m is "" or there already.
+func (c *Column) AddMachine(m string) { c.Machines = addMachine(c.Machines, m) }

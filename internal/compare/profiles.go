@@ -13,13 +13,13 @@ func inPoints(name string) bool {
 	return strings.HasSuffix(name, "%") || strings.HasPrefix(name, profilePrefix)
 }
 
-// absentIsZero gives the perf-profile rows a 0 for each run that has a
+// AbsentIsZero gives the perf-profile rows a 0 for each run that has a
 // profile without their symbol: the monitor stores only the symbols a
 // run's samples found (from 0.01 %, as lkp does), so a missing figure is a
 // share of 0 in that run, not a missing run (lkp's tables show such
 // shares as 0.00). A run has a profile when any perf-profile figure of
 // it is stored. The zeros follow the runs' order in the column.
-func absentIsZero(series []Series, ncols int) {
+func AbsentIsZero(series []Series, ncols int) {
 	for c := 0; c < ncols; c++ {
 		var order []Pair
 		seen := map[Pair]bool{}

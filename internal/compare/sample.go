@@ -2,7 +2,6 @@ package compare
 
 import (
 	"github.com/perfbot/perfbot/internal/stats"
-	"github.com/perfbot/perfbot/internal/store"
 )
 
 // Pair says which run a sample came from, as far as pairing is concerned:
@@ -51,16 +50,6 @@ func PerRun(samples []Sample) []RunValue {
 		}
 		out = append(out, RunValue{Pair: samples[i].Pair, Value: v})
 		i = j
-	}
-	return out
-}
-
-// RunsOf turns a target's stored samples (one variant of one commit) into
-// samples keyed by run number alone: Pair{Round: run}.
-func RunsOf(ss []store.Sample) []Sample {
-	out := make([]Sample, len(ss))
-	for i, s := range ss {
-		out[i] = Sample{Pair: Pair{Round: s.Run}, Value: s.Value}
 	}
 	return out
 }

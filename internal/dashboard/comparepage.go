@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/perfbot/perfbot/internal/compare"
+	"github.com/perfbot/perfbot/internal/compare/stored"
 	"github.com/perfbot/perfbot/internal/plot"
 	"github.com/perfbot/perfbot/internal/report"
 	"github.com/perfbot/perfbot/internal/store"
@@ -84,7 +85,7 @@ func (s *Server) compare(r *http.Request) (*CompareView, error) {
 		return nil, err
 	}
 	v := &CompareView{Job: JobRef{ID: je.ID, Name: je.Name, Key: je.Key}, Notes: []string{}, Actions: []*ActionView{}, Queue: s.cfg.Queue != nil}
-	var srcs []compare.Source
+	var srcs []stored.Source
 	for _, rv := range revs {
 		rev, variant, _ := strings.Cut(rv, ":")
 		if variant == "" {
@@ -95,11 +96,11 @@ func (s *Server) compare(r *http.Request) (*CompareView, error) {
 			return nil, err
 		}
 		vid := s.variantID(ctx, je, variant)
-		srcs = append(srcs, compare.Source{Commit: c, Variant: variantLabelOrEmpty(vid), Layouts: []string{vid},
+		srcs = append(srcs, stored.Source{Commit: c, Variant: variantLabelOrEmpty(vid), Layouts: []string{vid},
 			Round: func(run int) (int, bool) { return run, true }})
 		v.Commits = append(v.Commits, CompareCommit{Commit: c.Hash, Short: c.Short(), Subject: c.Subject, Variant: vid})
 	}
-	tab, err := compare.FromStore(ctx, st, je.Key, srcs, je.Alpha)
+	tab, err := stored.Table(ctx, st, je.Key, srcs, je.Alpha)
 	if err != nil {
 		if tab == nil {
 			return nil, err

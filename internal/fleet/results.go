@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/perfbot/perfbot/internal/compare"
+	"github.com/perfbot/perfbot/internal/compare/stored"
 	"github.com/perfbot/perfbot/internal/measure"
 	"github.com/perfbot/perfbot/internal/store"
 )
@@ -28,11 +28,11 @@ func OpenResults(ctx context.Context, dbURL, dir string) (*store.Store, error) {
 
 // Sources are the columns of a comparison's table: each commit's runs in
 // the rounds the comparison took.
-func (o CompareOutput) Sources(a CompareArgs) []compare.Source {
-	srcs := make([]compare.Source, len(o.Commits))
+func (o CompareOutput) Sources(a CompareArgs) []stored.Source {
+	srcs := make([]stored.Source, len(o.Commits))
 	for i, c := range o.Commits {
-		srcs[i] = compare.Source{Commit: c, Variant: a.Variant.Name, Layouts: []string{measure.VariantID(a.Variant)},
-			Round: compare.InRounds(o.Rounds)}
+		srcs[i] = stored.Source{Commit: c, Variant: a.Variant.Name, Layouts: []string{measure.VariantID(a.Variant)},
+			Round: stored.InRounds(o.Rounds)}
 	}
 	return srcs
 }

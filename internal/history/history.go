@@ -10,7 +10,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/perfbot/perfbot/internal/compare"
+	"github.com/perfbot/perfbot/internal/compare/stored"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/metric"
 	"github.com/perfbot/perfbot/internal/store"
@@ -192,14 +192,14 @@ func (m *Memo) step(ctx context.Context, st *store.Store, jobKey, variant string
 	if got, ok := m.get(key); ok {
 		return got, nil
 	}
-	srcs := []compare.Source{{Commit: c, Layouts: []string{variant}, Round: compare.InRounds(t.Rounds)}}
+	srcs := []stored.Source{{Commit: c, Layouts: []string{variant}, Round: stored.InRounds(t.Rounds)}}
 	if ref != "" {
-		srcs = append([]compare.Source{{Commit: gitrev.Commit{Hash: ref}, Layouts: []string{variant}, Round: compare.InRounds(t.Rounds)}}, srcs...)
+		srcs = append([]stored.Source{{Commit: gitrev.Commit{Hash: ref}, Layouts: []string{variant}, Round: stored.InRounds(t.Rounds)}}, srcs...)
 	}
-	tab, err := compare.FromStore(ctx, st, jobKey, srcs, alpha)
+	tab, err := stored.Table(ctx, st, jobKey, srcs, alpha)
 	if err != nil && tab != nil && ref != "" {
 		srcs, ref = srcs[1:], ""
-		tab, err = compare.FromStore(ctx, st, jobKey, srcs, alpha)
+		tab, err = stored.Table(ctx, st, jobKey, srcs, alpha)
 	}
 	var out *stepStats
 	switch {
@@ -275,11 +275,11 @@ func (m *Memo) ratio(ctx context.Context, st *store.Store, jobKey, variant, anch
 	if rs, ok := m.get(key); ok {
 		return rs, nil
 	}
-	srcs := []compare.Source{
-		{Commit: gitrev.Commit{Hash: anchor}, Layouts: []string{variant}, Round: compare.InRounds(p.Rounds)},
-		{Commit: p.Commit, Layouts: []string{variant}, Round: compare.InRounds(p.Rounds)},
+	srcs := []stored.Source{
+		{Commit: gitrev.Commit{Hash: anchor}, Layouts: []string{variant}, Round: stored.InRounds(p.Rounds)},
+		{Commit: p.Commit, Layouts: []string{variant}, Round: stored.InRounds(p.Rounds)},
 	}
-	tab, err := compare.FromStore(ctx, st, jobKey, srcs, alpha)
+	tab, err := stored.Table(ctx, st, jobKey, srcs, alpha)
 	switch {
 	case tab == nil:
 		// The store could not be read (or ctx ended): an error, never

@@ -130,6 +130,10 @@ type Outcome struct {
 	// run succeeded, then, when there are too few, the incomplete rounds
 	// this measurement took (so that their failures are reported).
 	Rounds []int
+
+	st     *store.Store // where the runs are, for Table
+	jobKey string
+	whole  bool // Options.WholeRounds
 }
 
 // TargetOutcome is one target's build and runs.

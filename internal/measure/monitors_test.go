@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perfbot/perfbot/internal/compare"
+	"github.com/perfbot/perfbot/internal/compare/stored"
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/monitor"
 	"github.com/perfbot/perfbot/internal/store"
@@ -88,9 +88,9 @@ func TestMonitorsMeasured(t *testing.T) {
 		t.Errorf("warm-ups: %v profiled, %v read", warm, report)
 	}
 
-	tab, err := compare.FromStore(ctx, opt.Store, key.Job, []compare.Source{
-		{Commit: targets[0].Commit, Round: compare.InRounds([]int{1, 2, 3})},
-		{Commit: targets[1].Commit, Round: compare.InRounds([]int{1, 2, 3})},
+	tab, err := stored.Table(ctx, opt.Store, key.Job, []stored.Source{
+		{Commit: targets[0].Commit, Round: stored.InRounds([]int{1, 2, 3})},
+		{Commit: targets[1].Commit, Round: stored.InRounds([]int{1, 2, 3})},
 	}, 0.05)
 	if err != nil {
 		t.Fatal(err)

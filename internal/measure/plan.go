@@ -36,7 +36,7 @@ type slot struct{ target, index int }
 func newMeasurement(j *job.Job, targets []Target, opt Options) *measurement {
 	m := &measurement{j: j, opt: opt, runs: opt.Runs, rng: opt.Rand, order: opt.Order, exec: opt.Executor,
 		progress: opt.Progress, ours: map[int]bool{},
-		out: &Outcome{Targets: make([]TargetOutcome, len(targets)), Session: newSession()}}
+		out: &Outcome{Targets: make([]TargetOutcome, len(targets)), Session: newSession(), st: opt.Store, jobKey: j.Key(), whole: opt.WholeRounds}}
 	if m.runs <= 0 {
 		m.runs = j.Runs
 	}
@@ -58,14 +58,14 @@ func newMeasurement(j *job.Job, targets []Target, opt Options) *measurement {
 	return m
 }
 
-// stored is what the store holds of the buildable targets.
-type stored struct {
+// inStore is what the store holds of the buildable targets.
+type inStore struct {
 	byTarget []map[int]store.RunRecord // by run number; nil for unbuilt targets
 	maxIndex int
 }
 
 // records returns target i's stored runs in run-number order.
-func (s *stored) records(i int) []store.RunRecord {
+func (s *inStore) records(i int) []store.RunRecord {
 	var out []store.RunRecord
 	for _, r := range s.byTarget[i] {
 		out = append(out, r)
@@ -74,8 +74,8 @@ func (s *stored) records(i int) []store.RunRecord {
 	return out
 }
 
-func (m *measurement) load(ctx context.Context) (*stored, error) {
-	s := &stored{byTarget: make([]map[int]store.RunRecord, len(m.out.Targets))}
+func (m *measurement) load(ctx context.Context) (*inStore, error) {
+	s := &inStore{byTarget: make([]map[int]store.RunRecord, len(m.out.Targets))}
 	for i, t := range m.out.Targets {
 		if t.Build == nil {
 			continue
@@ -96,7 +96,7 @@ func (m *measurement) load(ctx context.Context) (*stored, error) {
 // plan lists the runs still to take, in the order to take them.
 // With a [Reserver] the run numbers are claimed for this measurement's
 // session first.
-func (m *measurement) plan(ctx context.Context, s *stored) ([]slot, error) {
+func (m *measurement) plan(ctx context.Context, s *inStore) ([]slot, error) {
 	var active []int    // targets with runs to take
 	var missing [][]int // their run numbers to take, in order
 	if m.opt.WholeRounds {
@@ -161,7 +161,7 @@ func (m *measurement) plan(ctx context.Context, s *stored) ([]slot, error) {
 // retry reports whether the failures of the latest pass are worth another
 // pass: not when some target failed every run it took in the pass (it is
 // broken, not flaky: retaking costs runs and changes nothing).
-func (m *measurement) retry(s *stored) bool {
+func (m *measurement) retry(s *inStore) bool {
 	ok := map[int]int{}
 	failed := map[int]int{}
 	for _, sl := range m.last {
@@ -187,7 +187,7 @@ func (m *measurement) retry(s *stored) bool {
 
 // complete lists, in order, the run numbers at which every buildable
 // target has a successful run and all of them share one session.
-func (m *measurement) complete(s *stored) []int {
+func (m *measurement) complete(s *inStore) []int {
 	first := -1
 	for i, t := range m.out.Targets {
 		if t.Build != nil {
@@ -218,7 +218,7 @@ func (m *measurement) complete(s *stored) []int {
 
 // rounds are the rounds to compare: the first Runs complete ones, topped up
 // with this measurement's incomplete rounds so that failures show.
-func (m *measurement) rounds(s *stored) []int {
+func (m *measurement) rounds(s *inStore) []int {
 	rounds := m.complete(s)
 	if len(rounds) >= m.runs {
 		return rounds[:m.runs]

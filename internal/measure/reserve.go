@@ -55,7 +55,7 @@ func (m *measurement) key(i, index int) store.RunKey {
 
 // roundNumbers returns need run numbers above s.maxIndex for new whole
 // rounds of targets active, each claimed for every one of them.
-func (m *measurement) roundNumbers(ctx context.Context, s *stored, active []int, need int) ([]int, error) {
+func (m *measurement) roundNumbers(ctx context.Context, s *inStore, active []int, need int) ([]int, error) {
 	rv := m.reserver()
 	var idx []int
 	for next := s.maxIndex + 1; len(idx) < need; {
@@ -89,7 +89,7 @@ func (m *measurement) roundNumbers(ctx context.Context, s *stored, active []int,
 
 // claim keeps, of the run numbers missing[k] of targets active[k], those
 // this measurement's session could claim.
-func (m *measurement) claim(ctx context.Context, s *stored, active []int, missing [][]int) ([]int, [][]int, error) {
+func (m *measurement) claim(ctx context.Context, s *inStore, active []int, missing [][]int) ([]int, [][]int, error) {
 	rv := m.reserver()
 	if rv == nil || len(active) == 0 {
 		return active, missing, nil

@@ -28,9 +28,6 @@ type BisectReport struct {
 	Command string
 }
 
-// BisectFormats lists the formats of WriteBisect.
-var BisectFormats = []string{"text", "markdown", "json", "email"}
-
 // WriteBisect prints r in format ("" is "text"):
 //
 //   - text: the verdict (first bad commit, the check, triage), the steps,
@@ -41,7 +38,7 @@ var BisectFormats = []string{"text", "markdown", "json", "email"}
 //     mode and the table (the compare JSON document) beside it;
 //   - email: the 0-day robot's message ("perfbot noticed a 7.9% regression
 //     of M on: commit ..."), with the table under "Details are as below".
-func WriteBisect(w io.Writer, r *BisectReport, format string) error {
+func WriteBisect(w io.Writer, r *BisectReport, format Format) error {
 	if r == nil || r.Result == nil {
 		return fmt.Errorf("report bisect: no result")
 	}
@@ -57,7 +54,7 @@ func WriteBisect(w io.Writer, r *BisectReport, format string) error {
 	case "email":
 		err = bisectEmail(&b, r)
 	default:
-		return fmt.Errorf("report: unknown bisect format %q (valid: %s)", format, strings.Join(BisectFormats, ", "))
+		return fmt.Errorf("report: unknown bisect format %q (valid: %s)", format, JoinFormats(BisectFormats))
 	}
 	if err != nil {
 		return err

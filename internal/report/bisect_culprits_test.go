@@ -81,12 +81,12 @@ func TestBisectCulpritsGolden(t *testing.T) {
 		r    func() *BisectReport
 	}{{"every", bisectEvery}, {"interaction", bisectInteraction}} {
 		for _, format := range BisectFormats {
-			t.Run(c.name+"-"+format, func(t *testing.T) {
+			t.Run(c.name+"-"+string(format), func(t *testing.T) {
 				var b bytes.Buffer
 				if err := WriteBisect(&b, c.r(), format); err != nil {
 					t.Fatal(err)
 				}
-				testutil.Golden(t, filepath.Join("testdata", "bisect_"+c.name+"."+format), b.Bytes())
+				testutil.Golden(t, filepath.Join("testdata", "bisect_"+c.name+"."+string(format)), b.Bytes())
 			})
 		}
 	}

@@ -101,12 +101,12 @@ func TestBisectGolden(t *testing.T) {
 		r    func() *BisectReport
 	}{{"found", bisectFound}, {"unconfirmed", bisectUnconfirmed}, {"candidates", bisectCandidates}} {
 		for _, format := range BisectFormats {
-			t.Run(c.name+"-"+format, func(t *testing.T) {
+			t.Run(c.name+"-"+string(format), func(t *testing.T) {
 				var b bytes.Buffer
 				if err := WriteBisect(&b, c.r(), format); err != nil {
 					t.Fatal(err)
 				}
-				testutil.Golden(t, filepath.Join("testdata", "bisect_"+c.name+"."+format), b.Bytes())
+				testutil.Golden(t, filepath.Join("testdata", "bisect_"+c.name+"."+string(format)), b.Bytes())
 			})
 		}
 	}

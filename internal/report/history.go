@@ -16,13 +16,10 @@ import (
 	"github.com/perfbot/perfbot/internal/history"
 )
 
-// HistoryFormats are the formats of WriteHistory.
-var HistoryFormats = []string{"text", "json", "csv", "svg"}
-
 // HistoryOptions say how to write a history and what it is a history
 // of, beyond what the series holds.
 type HistoryOptions struct {
-	Format  string // text (default), json, csv or svg
+	Format  Format // one of HistoryFormats; "" means FormatText
 	JobName string // the job's name (the series holds its key)
 	History string // plain or forced
 	Branch  string // the branch whose first-parent commits it follows
@@ -105,7 +102,7 @@ func WriteHistory(w io.Writer, s *history.Series, opt HistoryOptions) error {
 		}
 		return tw.Flush()
 	}
-	return fmt.Errorf("history: unknown format %q (valid: %s)", opt.Format, strings.Join(HistoryFormats, ", "))
+	return fmt.Errorf("history: unknown format %q (valid: %s)", opt.Format, JoinFormats(HistoryFormats))
 }
 
 // hasStep says whether the point was measured against its predecessor

@@ -15,12 +15,9 @@ type Options struct {
 	// All prints unchanged rows too (ncompare and markdown; the other
 	// formats always print every row).
 	All bool
-	// Format is one of Formats; "" means "ncompare".
-	Format string
+	// Format is one of Formats; "" means FormatNCompare.
+	Format Format
 }
-
-// Formats lists the valid values of Options.Format.
-var Formats = []string{"ncompare", "benchstat", "json", "csv", "markdown"}
 
 // Write prints t in the format opt.Format.
 func Write(w io.Writer, t *compare.Table, opt Options) error {
@@ -36,7 +33,7 @@ func Write(w io.Writer, t *compare.Table, opt Options) error {
 	case "markdown":
 		return WriteMarkdown(w, t, opt)
 	}
-	return fmt.Errorf("report: unknown format %q (valid: %s)", opt.Format, strings.Join(Formats, ", "))
+	return fmt.Errorf("report: unknown format %q (valid: %s)", opt.Format, JoinFormats(Formats))
 }
 
 // Summary counts the significant regressions and improvements of t, over

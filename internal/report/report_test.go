@@ -285,12 +285,12 @@ var cases = []struct {
 func TestGolden(t *testing.T) {
 	for _, c := range cases {
 		for _, format := range Formats {
-			t.Run(c.name+"-"+format, func(t *testing.T) {
+			t.Run(c.name+"-"+string(format), func(t *testing.T) {
 				var b bytes.Buffer
 				if err := Write(&b, c.table(), Options{All: c.all, Format: format}); err != nil {
 					t.Fatal(err)
 				}
-				testutil.Golden(t, filepath.Join("testdata", c.name+"-"+format+".golden"), b.Bytes())
+				testutil.Golden(t, filepath.Join("testdata", c.name+"-"+string(format)+".golden"), b.Bytes())
 			})
 		}
 	}
@@ -719,7 +719,7 @@ func TestBadTables(t *testing.T) {
 	} {
 		for _, format := range Formats {
 			err := Write(&bytes.Buffer{}, c.tab, Options{Format: format})
-			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), format) {
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), string(format)) {
 				t.Errorf("%s, %s: error %v, want one naming %s and %q", c.desc, format, err, format, c.want)
 			}
 		}

@@ -14,7 +14,7 @@ import (
 // RFC's tables read: per metric the change under forced alignment with its
 // interval and the range across layouts; then the size cost of forced
 // alignment. Formats: text, json.
-func WriteSensitivity(w io.Writer, r *sensitivity.Result, format string) error {
+func WriteSensitivity(w io.Writer, r *sensitivity.Result, format Format) error {
 	if format == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

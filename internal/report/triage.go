@@ -11,13 +11,10 @@ import (
 	"github.com/perfbot/perfbot/internal/triage"
 )
 
-// TriageFormats lists the formats of WriteTriage.
-var TriageFormats = []string{"text", "markdown", "json", "email"}
-
 // TriageOptions selects how WriteTriage prints a triage.
 type TriageOptions struct {
 	// Format is one of TriageFormats; "" means "text".
-	Format string
+	Format Format
 	// Machine describes the test machine for the email ("2 vCPU AMD EPYC
 	// ..."); "" leaves the line out.
 	Machine string
@@ -52,7 +49,7 @@ func WriteTriage(w io.Writer, r *triage.Result, opt TriageOptions) error {
 	case "email":
 		return writeTriageEmail(w, r, opt)
 	}
-	return fmt.Errorf("report: unknown triage format %q (valid: %s)", opt.Format, strings.Join(TriageFormats, ", "))
+	return fmt.Errorf("report: unknown triage format %q (valid: %s)", opt.Format, JoinFormats(TriageFormats))
 }
 
 // triageExperimentNames are the experiments' headings.

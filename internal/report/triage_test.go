@@ -93,7 +93,7 @@ func TestTriageGolden(t *testing.T) {
 		if err := WriteTriage(&b, r, opt); err != nil {
 			t.Fatal(err)
 		}
-		testutil.Golden(t, filepath.Join("testdata", "triage_seed."+format+".golden"), b.Bytes())
+		testutil.Golden(t, filepath.Join("testdata", "triage_seed."+string(format)+".golden"), b.Bytes())
 	}
 }
 
@@ -190,10 +190,10 @@ func TestTriageFailedRuns(t *testing.T) {
 		if err := WriteTriage(&b, r, TriageOptions{Format: format}); err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(b.String(), want[format]) {
-			t.Errorf("%s: no %q:\n%s", format, want[format], b.String())
+		if !strings.Contains(b.String(), want[string(format)]) {
+			t.Errorf("%s: no %q:\n%s", format, want[string(format)], b.String())
 		}
-		testutil.Golden(t, filepath.Join("testdata", "triage_failed."+format+".golden"), b.Bytes())
+		testutil.Golden(t, filepath.Join("testdata", "triage_failed."+string(format)+".golden"), b.Bytes())
 	}
 }
 
@@ -223,7 +223,7 @@ func TestTriageMaskedRegression(t *testing.T) {
 		"email":    {"decided by: forced alignment, layout sweep", "Note: the plain comparison shows -9.1%"},
 	} {
 		var b bytes.Buffer
-		if err := WriteTriage(&b, r, TriageOptions{Format: format}); err != nil {
+		if err := WriteTriage(&b, r, TriageOptions{Format: Format(format)}); err != nil {
 			t.Fatal(err)
 		}
 		for _, w := range want {
@@ -295,10 +295,10 @@ func TestTriageSourcePatch(t *testing.T) {
 				t.Errorf("%s: the patch is not printed whole, unindented", format)
 			}
 		}
-		testutil.Golden(t, filepath.Join("testdata", "triage_patch."+format+".golden"), b.Bytes())
+		testutil.Golden(t, filepath.Join("testdata", "triage_patch."+string(format)+".golden"), b.Bytes())
 	}
 	r.SourcePatch.Identical = true
-	for _, format := range []string{"text", "markdown", "email"} {
+	for _, format := range []Format{FormatText, FormatMarkdown, FormatEmail} {
 		var b bytes.Buffer
 		if err := WriteTriage(&b, r, TriageOptions{Format: format}); err != nil {
 			t.Fatal(err)

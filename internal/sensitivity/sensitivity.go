@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 
 	"github.com/perfbot/perfbot/internal/compare"
+	"github.com/perfbot/perfbot/internal/compare/stored"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/knobs"
@@ -101,15 +102,15 @@ func Measure(ctx context.Context, j *job.Job, c gitrev.Commit, opt Options) (*Re
 	if err := out.BuildErrors(); err != nil {
 		return nil, err
 	}
-	srcs := make([]compare.Source, len(variants))
+	srcs := make([]stored.Source, len(variants))
 	res := &Result{Commit: c, Preset: opt.Preset.Name()}
 	for i, v := range variants {
-		srcs[i] = compare.Source{Commit: c, Variant: v.Name, Layouts: []string{measure.VariantID(v)}, Round: compare.InRounds(out.Rounds)}
+		srcs[i] = stored.Source{Commit: c, Variant: v.Name, Layouts: []string{measure.VariantID(v)}, Round: stored.InRounds(out.Rounds)}
 		if i != 1 {
 			res.Layouts = append(res.Layouts, v.Name)
 		}
 	}
-	res.Table, err = compare.FromStore(ctx, st, j.Key(), srcs, opt.Alpha)
+	res.Table, err = stored.Table(ctx, st, j.Key(), srcs, opt.Alpha)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package compare_test
+package stored_test
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perfbot/perfbot/internal/compare"
+	"github.com/perfbot/perfbot/internal/compare/stored"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/metric"
 	"github.com/perfbot/perfbot/internal/report"
@@ -53,8 +53,8 @@ func TestMonitorRows(t *testing.T) {
 			}
 		}
 	}
-	rounds := compare.InRounds([]int{1, 2, 3, 4, 5, 6, 7, 8})
-	tab, err := compare.FromStore(context.Background(), st, "job", []compare.Source{
+	rounds := stored.InRounds([]int{1, 2, 3, 4, 5, 6, 7, 8})
+	tab, err := stored.Table(context.Background(), st, "job", []stored.Source{
 		{Commit: gitrev.Commit{Hash: a}, Round: rounds}, {Commit: gitrev.Commit{Hash: b}, Round: rounds},
 	}, 0.05)
 	if err != nil {

@@ -1,4 +1,9 @@
-package compare
+// Package stored reads a comparison's samples back from the results store:
+// the runs of each column (a commit under one or several layouts), paired
+// by machine, session, round and layout, into a [compare.Table]. It is the
+// one place where stored runs become a table; package compare itself
+// knows nothing of the store.
+package stored
 
 import (
 	"context"
@@ -7,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/perfbot/perfbot/internal/compare"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/metric"
 	"github.com/perfbot/perfbot/internal/store"
@@ -40,27 +46,19 @@ func Within(first, last int) func(int) (int, bool) {
 	return func(run int) (int, bool) { return run - first + 1, run >= first && run <= last }
 }
 
-// Failure is a kind of failed run of a column.
-type Failure struct {
-	Status  store.RunStatus
-	Count   int      // runs that failed so
-	Reasons []string // their distinct reasons, in run order
-	LogDir  string   // where their logs are
-}
-
-// FromStore reads the runs of the sources from the store (job jobKey) and
+// Table reads the runs of the sources from the store (job jobKey) and
 // builds the paired table of every metric the job stored, with each
 // column's failed runs in Column.Failures. Runs pair only when they have
 // the same machine, session, round and layout. When a column has no
 // successful run it fails, with a table that holds only the columns (and
 // their failures).
-func FromStore(ctx context.Context, st *store.Store, jobKey string, srcs []Source, alpha float64) (*Table, error) {
-	cols := make([]Column, len(srcs))
-	samples := make([]map[string][]Sample, len(srcs))
+func Table(ctx context.Context, st *store.Store, jobKey string, srcs []Source, alpha float64) (*compare.Table, error) {
+	cols := make([]compare.Column, len(srcs))
+	samples := make([]map[string][]compare.Sample, len(srcs))
 	var none []string
 	for i, src := range srcs {
-		cols[i] = Column{ID: src.Commit.Hash, Subject: src.Commit.Subject, Variant: src.Variant}
-		samples[i] = map[string][]Sample{}
+		cols[i] = compare.Column{ID: src.Commit.Hash, Subject: src.Commit.Subject, Variant: src.Variant}
+		samples[i] = map[string][]compare.Sample{}
 		layouts := src.Layouts
 		if len(layouts) == 0 {
 			layouts = []string{""}
@@ -75,27 +73,27 @@ func FromStore(ctx context.Context, st *store.Store, jobKey string, srcs []Sourc
 		}
 	}
 	if len(none) > 0 {
-		return &Table{Columns: cols, Paired: true, Alpha: alpha}, fmt.Errorf("no run succeeded for %s: nothing to compare (see the failures above)", strings.Join(none, ", "))
+		return &compare.Table{Columns: cols, Paired: true, Alpha: alpha}, fmt.Errorf("no run succeeded for %s: nothing to compare (see the failures above)", strings.Join(none, ", "))
 	}
 	infos, err := st.Metrics(ctx, jobKey)
 	if err != nil {
 		return nil, err
 	}
-	series := make([]Series, 0, len(infos))
+	series := make([]compare.Series, 0, len(infos))
 	for _, m := range infos {
-		s := Series{Metric: m.Name, Unit: m.Unit, Better: m.Better, KPI: !metric.IsBuiltin(m.Name),
-			Samples: make([][]Sample, len(srcs))}
+		s := compare.Series{Metric: m.Name, Unit: m.Unit, Better: m.Better, KPI: !metric.IsBuiltin(m.Name),
+			Samples: make([][]compare.Sample, len(srcs))}
 		for c := range srcs {
 			s.Samples[c] = samples[c][m.Name]
 		}
 		series = append(series, s)
 	}
-	absentIsZero(series, len(srcs))
-	return Build(cols, series, true, alpha), nil
+	compare.AbsentIsZero(series, len(srcs))
+	return compare.Build(cols, series, true, alpha), nil
 }
 
 // readLayout adds the runs of one layout of a source to its column.
-func readLayout(ctx context.Context, st *store.Store, jobKey string, src Source, k int, vid string, col *Column, out map[string][]Sample) error {
+func readLayout(ctx context.Context, st *store.Store, jobKey string, src Source, k int, vid string, col *compare.Column, out map[string][]compare.Sample) error {
 	recs, err := st.RunsWithoutValues(ctx, jobKey, src.Commit.Hash, vid)
 	if err != nil {
 		return err
@@ -106,18 +104,18 @@ func readLayout(ctx context.Context, st *store.Store, jobKey string, src Source,
 	for _, r := range recs {
 		maxIdx = max(maxIdx, r.Index)
 	}
-	pair := make([]*Pair, maxIdx+1)
+	pair := make([]*compare.Pair, maxIdx+1)
 	for _, r := range recs {
 		round, ok := src.Round(r.Index)
 		if !ok {
 			continue
 		}
-		pair[r.Index] = &Pair{Machine: r.Machine, Session: r.Session, Round: round, Layout: k}
-		col.Machines = addMachine(col.Machines, r.Machine)
+		pair[r.Index] = &compare.Pair{Machine: r.Machine, Session: r.Session, Round: round, Layout: k}
+		col.AddMachine(r.Machine)
 		col.Runs++
 		if r.Status != store.RunOK {
 			col.Failed++
-			col.addFailure(r, logDir(st, r))
+			addFailure(col, r, logDir(st, r))
 		}
 	}
 	ss, err := st.Samples(ctx, jobKey, []string{src.Commit.Hash}, vid)
@@ -127,11 +125,11 @@ func readLayout(ctx context.Context, st *store.Store, jobKey string, src Source,
 	for name, xs := range ss[src.Commit.Hash] {
 		dst := out[name]
 		if dst == nil {
-			dst = make([]Sample, 0, len(xs))
+			dst = make([]compare.Sample, 0, len(xs))
 		}
 		for _, x := range xs {
 			if x.Run < len(pair) && pair[x.Run] != nil {
-				dst = append(dst, Sample{Pair: *pair[x.Run], Value: x.Value})
+				dst = append(dst, compare.Sample{Pair: *pair[x.Run], Value: x.Value})
 			}
 		}
 		out[name] = dst
@@ -139,11 +137,11 @@ func readLayout(ctx context.Context, st *store.Store, jobKey string, src Source,
 	return nil
 }
 
-// addFailure counts a failed run under its status.
-func (c *Column) addFailure(r store.RunRecord, dir string) {
+// addFailure counts a failed run of column c under its status.
+func addFailure(c *compare.Column, r store.RunRecord, dir string) {
 	for i := range c.Failures {
 		f := &c.Failures[i]
-		if f.Status == r.Status && f.LogDir == dir {
+		if f.Status == string(r.Status) && f.LogDir == dir {
 			f.Count++
 			if !slices.Contains(f.Reasons, r.Reason) {
 				f.Reasons = append(f.Reasons, r.Reason)
@@ -151,7 +149,7 @@ func (c *Column) addFailure(r store.RunRecord, dir string) {
 			return
 		}
 	}
-	c.Failures = append(c.Failures, Failure{Status: r.Status, Count: 1, Reasons: []string{r.Reason}, LogDir: dir})
+	c.Failures = append(c.Failures, compare.Failure{Status: string(r.Status), Count: 1, Reasons: []string{r.Reason}, LogDir: dir})
 }
 
 // FleetLogs is where a failed run's logs are when a fleet's worker took it:
@@ -172,4 +170,14 @@ func variantSuffix(v string) string {
 		return ""
 	}
 	return "+" + v
+}
+
+// Runs turns a target's stored samples (one variant of one commit) into
+// samples keyed by run number alone: Pair{Round: run}.
+func Runs(ss []store.Sample) []compare.Sample {
+	out := make([]compare.Sample, len(ss))
+	for i, s := range ss {
+		out[i] = compare.Sample{Pair: compare.Pair{Round: s.Run}, Value: s.Value}
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package compare
+package stored
 
 import (
 	"context"
@@ -24,11 +24,11 @@ func put(t *testing.T, st *store.Store, commit, variant, session string, idx int
 	}
 }
 
-// TestFromStorePairs: a table read from a real store pairs runs by
+// TestTablePairs: a table read from a real store pairs runs by
 // session and round (issue 12: the pair key is explicit, not encoded in
 // run numbers), keeps only the runs the sources select, and groups failed
 // runs by status.
-func TestFromStorePairs(t *testing.T) {
+func TestTablePairs(t *testing.T) {
 	st, err := store.Open(filepath.Join(t.TempDir(), ".perfbot"))
 	if err != nil {
 		t.Fatal(err)
@@ -47,14 +47,14 @@ func TestFromStorePairs(t *testing.T) {
 	}
 	put(t, st, a, "", "s0", 9, store.RunOK, 1000)
 	rounds := []int{1, 2, 3, 4, 5, 6, 7, 8}
-	tab, err := FromStore(context.Background(), st, "job", []Source{
+	tab, err := Table(context.Background(), st, "job", []Source{
 		{Commit: gitrev.Commit{Hash: a}, Round: InRounds(rounds)},
 		{Commit: gitrev.Commit{Hash: b}, Round: InRounds(rounds)},
 	}, 0.05)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := tab.Columns[1]; c.Runs != 8 || c.Failed != 1 || len(c.Failures) != 1 || c.Failures[0].Count != 1 || c.Failures[0].Status != store.RunCrashed {
+	if c := tab.Columns[1]; c.Runs != 8 || c.Failed != 1 || len(c.Failures) != 1 || c.Failures[0].Count != 1 || c.Failures[0].Status != string(store.RunCrashed) {
 		t.Errorf("column b: %+v; want 8 runs, 1 crashed", c)
 	}
 	row := tab.Rows[0]
@@ -70,7 +70,7 @@ func TestFromStorePairs(t *testing.T) {
 	for r := 1; r <= 8; r++ {
 		put(t, st, c, "", "s2", r, store.RunOK, 120+float64(r))
 	}
-	tab, err = FromStore(context.Background(), st, "job", []Source{
+	tab, err = Table(context.Background(), st, "job", []Source{
 		{Commit: gitrev.Commit{Hash: a}, Round: InRounds(rounds)},
 		{Commit: gitrev.Commit{Hash: c}, Round: InRounds(rounds)},
 	}, 0.05)
@@ -82,7 +82,7 @@ func TestFromStorePairs(t *testing.T) {
 	}
 
 	// Within numbers runs of two ranges alike: they pair.
-	tab, err = FromStore(context.Background(), st, "job", []Source{
+	tab, err = Table(context.Background(), st, "job", []Source{
 		{Commit: gitrev.Commit{Hash: a}, Round: Within(1, 7)},
 		{Commit: gitrev.Commit{Hash: b}, Round: Within(2, 8)},
 	}, 0.05)
@@ -94,7 +94,7 @@ func TestFromStorePairs(t *testing.T) {
 	}
 
 	// A column without a successful run: an error, and the failures.
-	tab, err = FromStore(context.Background(), st, "job", []Source{
+	tab, err = Table(context.Background(), st, "job", []Source{
 		{Commit: gitrev.Commit{Hash: a}, Round: InRounds(rounds)},
 		{Commit: gitrev.Commit{Hash: b}, Round: InRounds([]int{4})},
 	}, 0.05)
@@ -103,10 +103,10 @@ func TestFromStorePairs(t *testing.T) {
 	}
 }
 
-// TestFromStoreMachines: the table says which machines took its runs, and
+// TestTableMachines: the table says which machines took its runs, and
 // when base and change ran on different machines (no run pairs), its
 // warning names the machines, not another session.
-func TestFromStoreMachines(t *testing.T) {
+func TestTableMachines(t *testing.T) {
 	st, err := store.Open(filepath.Join(t.TempDir(), ".perfbot"))
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +128,7 @@ func TestFromStoreMachines(t *testing.T) {
 		}
 	}
 	rounds := InRounds([]int{1, 2, 3, 4, 5, 6, 7, 8})
-	tab, err := FromStore(ctx, st, "job", []Source{{Commit: gitrev.Commit{Hash: a}, Round: rounds}, {Commit: gitrev.Commit{Hash: b}, Round: rounds}}, 0.05)
+	tab, err := Table(ctx, st, "job", []Source{{Commit: gitrev.Commit{Hash: a}, Round: rounds}, {Commit: gitrev.Commit{Hash: b}, Round: rounds}}, 0.05)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,10 +144,10 @@ func TestFromStoreMachines(t *testing.T) {
 	}
 }
 
-// TestFromStoreFleetLogs: a failed run a fleet worker took has its logs
+// TestTableFleetLogs: a failed run a fleet worker took has its logs
 // in the fleet's database, and the table says so instead of naming a
 // local folder that does not exist.
-func TestFromStoreFleetLogs(t *testing.T) {
+func TestTableFleetLogs(t *testing.T) {
 	st, err := store.Open(filepath.Join(t.TempDir(), ".perfbot"))
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +162,7 @@ func TestFromStoreFleetLogs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tab, _ := FromStore(ctx, st, "job", []Source{{Commit: gitrev.Commit{Hash: a}, Round: InRounds([]int{1, 2})}}, 0.05)
+	tab, _ := Table(ctx, st, "job", []Source{{Commit: gitrev.Commit{Hash: a}, Round: InRounds([]int{1, 2})}}, 0.05)
 	if tab == nil || len(tab.Columns[0].Failures) != 1 || tab.Columns[0].Failures[0].LogDir != FleetLogs || tab.Columns[0].Failures[0].Count != 2 {
 		t.Fatalf("table %+v: want one failure line of 2 runs with the fleet's logs", tab)
 	}

@@ -95,10 +95,12 @@ func buildRow(cols []Column, s Series, paired bool, alpha float64) Row {
 		}
 		d := &Delta{LKPChanged: stats.LKPChanged(base, cur, row.KPI)}
 		bm, cm := row.Cells[0].Summary.Mean, row.Cells[c].Summary.Mean
+		if bm != 0 {
+			d.rel = 100 * (cm - bm) / bm
+		}
+		d.Change = d.rel
 		if row.Points {
 			d.Change = cm - bm
-		} else if bm != 0 {
-			d.Change = 100 * (cm - bm) / bm
 		}
 		d.Stat = compareCells(runs[0], runs[c], base, cur, paired, alpha)
 		d.decide(row.Better, len(base), len(cur), alpha)
@@ -108,15 +110,17 @@ func buildRow(cols []Column, s Series, paired bool, alpha float64) Row {
 }
 
 // Regressions counts the significant regressions and improvements of the
-// job's own metrics (KPI rows). perfbot's builtin resource figures (lkp's
-// monitors) are reported but do not count: a job names what it gates on.
+// job's own metrics (KPI rows) at least EffectPct large. perfbot's builtin
+// resource figures (lkp's monitors) are reported but do not count: a job
+// names what it gates on; nor does a change smaller than the effect that
+// counts ([Table.Small]).
 func (t *Table) Regressions() (regressions, improvements int) {
 	for _, r := range t.Rows {
 		if !r.KPI {
 			continue
 		}
 		for _, c := range r.Cells {
-			if c.Delta == nil {
+			if c.Delta == nil || t.Small(c.Delta) {
 				continue
 			}
 			if c.Delta.Regression {

@@ -6,6 +6,8 @@
 package compare
 
 import (
+	"math"
+
 	"github.com/perfbot/perfbot/internal/metric"
 	"github.com/perfbot/perfbot/internal/stats"
 )
@@ -19,6 +21,11 @@ type Table struct {
 	// every commit ran in the same round), which allows the signed-rank test.
 	Paired bool
 	Alpha  float64
+	// EffectPct is the smallest change, in percent, that counts: a
+	// significant change smaller than it is shown and marked ([Table.Small])
+	// but is no change for [Table.Regressions]. 0 counts every significant
+	// change.
+	EffectPct float64
 }
 
 // Column is one commit (or one file, for Go benchmark result files).
@@ -87,6 +94,28 @@ type Delta struct {
 	// Regression and Improvement are set when the change is significant
 	// (Stat.Significant) in the bad or good direction of Row.Better.
 	Regression, Improvement bool
+	// rel is the change of the means in percent of the base's mean, also
+	// on a Points row (for Table.EffectPct).
+	rel float64
+}
+
+// Effect is the size of the change that decided d, in percent: the
+// test's estimate when the test is significant, else (the lkp rule
+// decided) the change of the means.
+func (d *Delta) Effect() float64 {
+	if d.Stat.Significant {
+		return d.Stat.Change
+	}
+	return d.rel
+}
+
+// Small reports whether d is a significant regression or improvement
+// smaller than the table's EffectPct: shown, but no change.
+func (t *Table) Small(d *Delta) bool {
+	if d == nil || t.EffectPct <= 0 || !(d.Regression || d.Improvement) {
+		return false
+	}
+	return math.Abs(d.Effect()) < t.EffectPct
 }
 
 // Changed reports whether any non-base cell of the row changed, by the lkp

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"math/rand"
 	"path/filepath"
 	"strings"
 
@@ -50,25 +49,25 @@ the means differ by more than 1%, 5% for resource figures) and by a real
 statistical test with a confidence interval of the change (Wilcoxon
 signed-rank on the interleaved pairs, or Mann-Whitney U for unpaired
 samples). Rows the test calls significant are marked and listed under the
-table. Only changed rows are printed unless --all.
+table. A significant change smaller than --effect percent is listed as
+small: it is shown, but it is no change and does not count as a
+regression. Only changed rows are printed unless --all.
 
 With Go benchmark result files instead of a job (any arguments not ending
 in .yaml or .yml), compare reads them like benchstat and compares them
-unpaired, without running anything.
+unpaired, without running anything, under the same --alpha, --effect and
+--fdr.
 
 With many metrics (a Go benchmark package), --fdr adjusts the p-values
 with the Benjamini-Hochberg procedure, so that about alpha of the reported
 changes, not alpha of all metrics, are false alarms.
 
 Exit status: 0 no significant regression of the job's metrics, 1 a significant
-regression of one of them (perfbot's own resource figures, time.*, are shown
-but do not count), 2 error.`,
+regression of one of them at least --effect large (perfbot's own resource
+figures, time.*, are shown but do not count), 2 error.`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if isJobFile(args[0]) {
-				if len(args) < 3 {
-					return fmt.Errorf("compare %s: need at least two revisions", args[0])
-				}
 				return compareJob(cmd.Context(), a, f, args[0], args[1:])
 			}
 			return compareFiles(a, f, args)
@@ -77,13 +76,13 @@ but do not count), 2 error.`,
 	fl := cmd.Flags()
 	fl.BoolVarP(&f.all, "all", "a", false, "print every metric, not only the changed ones")
 	formatFlag(fl, &f.format, report.Formats)
-	fl.IntVar(&f.runs, "runs", 0, "runs per revision (default: the job's runs)")
+	fl.IntVar(&f.runs, "runs", 0, fmt.Sprintf("runs of each revision, at least %d (default: the job's runs)", measure.MinCompareRuns))
 	fl.StringVar(&f.variant, "variant", "", "build every revision with this build variant of the job")
-	fl.StringVar(&f.cpu, "cpu", "", "auto (pin to the quietest CPU), none, or a CPU number (default: the job's run.cpu)")
-	fl.Int64Var(&f.seed, "seed", 0, "seed of the run order (default: derived from the job)")
-	fl.Float64Var(&f.alpha, "alpha", compare.DefaultAlpha, "significance level of the statistical tests")
-	fl.Float64Var(&f.effect, "effect", 5, "smallest change in percent you care about: warn when the machine is too noisy to see it")
-	fl.StringVar(&f.storeDir, "store", "", "results store folder (default: .perfbot next to the job file)")
+	cpuFlag(fl, &f.cpu)
+	seedFlag(fl, &f.seed)
+	fl.Float64Var(&f.alpha, "alpha", compare.DefaultAlpha, "significance level of each row's test (as benchstat's)")
+	effectFlag(fl, &f.effect)
+	storeFlag(fl, &f.storeDir)
 	fl.BoolVar(&f.fdr, "fdr", false, "adjust p-values over the metrics (Benjamini-Hochberg false discovery rate): use with many metrics, e.g. a Go benchmark package")
 	return cmd
 }
@@ -93,107 +92,79 @@ func isJobFile(path string) bool {
 	return ext == ".yaml" || ext == ".yml"
 }
 
+// config maps the flags to the comparison of jobs' revs.
+func (f compareFlags) config(jobs []*job.Job, revs []string) measure.CompareConfig {
+	return measure.CompareConfig{Env: measure.Env{CPU: f.cpu}, Jobs: jobs, Revs: revs, Runs: f.runs, Variant: f.variant,
+		Seed: f.seed, Alpha: f.alpha, EffectPct: f.effect, FDR: f.fdr}
+}
+
 func compareJob(ctx context.Context, a *app, f compareFlags, jobFile string, revs []string) error {
 	jobs, err := job.Load(jobFile)
 	if err != nil {
 		return err
 	}
-	// A params matrix gives one table per atomic job.
-	regressions := 0
-	var tables []report.JobTable
-	for _, j := range jobs {
-		t, err := measureTable(ctx, a, f, j, revs)
-		if err != nil {
-			return err
+	cmp, err := measureJobs(ctx, a, f, jobs, revs)
+	if err != nil {
+		return err
+	}
+	return a.writeComparison(cmp, f)
+}
+
+// measureJobs runs the comparison of jobs (the atomic jobs of one file,
+// which share its store and repository: one session for all) and shows
+// the failed runs of each table.
+func measureJobs(ctx context.Context, a *app, f compareFlags, jobs []*job.Job, revs []string) (*measure.Comparison, error) {
+	cfg := f.config(jobs, revs)
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	s, err := a.open(ctx, jobs[0], f.storeDir)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	cfg.Env = s.Env(f.cpu, progress.New(a.stderr, a.stderrTTY), a.logf, a.waitf)
+	cmp, err := measure.Compare(ctx, cfg)
+	if cmp != nil {
+		for _, j := range cmp.Jobs {
+			_ = report.WriteFailures(a.stderr, j.Table)
 		}
-		r, _ := t.Regressions()
-		regressions += r
-		tables = append(tables, report.JobTable{Name: j.Name, Key: j.Key(), Table: t})
+	}
+	return cmp, err
+}
+
+// measureTable is the comparison of one atomic job's revs (perfbot demo).
+func measureTable(ctx context.Context, a *app, f compareFlags, j *job.Job, revs []string) (*compare.Table, error) {
+	cmp, err := measureJobs(ctx, a, f, []*job.Job{j}, revs)
+	if err != nil {
+		return nil, err
+	}
+	return cmp.Jobs[0].Table, nil
+}
+
+// writeComparison prints a comparison and maps it to the exit status.
+func (a *app) writeComparison(cmp *measure.Comparison, f compareFlags) error {
+	tables := make([]report.JobTable, len(cmp.Jobs))
+	for i, j := range cmp.Jobs {
+		tables[i] = report.JobTable{Name: j.Name, Key: j.Key, Table: j.Table}
 	}
 	if err := report.WriteJobs(a.stdout, tables, report.Options{All: f.all, Format: f.format}); err != nil {
 		return err
 	}
-	if regressions > 0 {
+	if cmp.Regressed() {
 		return errRegression
 	}
 	return nil
 }
 
-// measureTable measures revs of one atomic job and builds the table.
-func measureTable(ctx context.Context, a *app, f compareFlags, j *job.Job, revs []string) (*compare.Table, error) {
-	s, err := a.open(ctx, j, f.storeDir)
-	if err != nil {
-		return nil, err
-	}
-	defer s.Close()
-	commits, err := s.Resolve(ctx, revs)
-	if err != nil {
-		return nil, err
-	}
-	var v job.Variant
-	if f.variant != "" {
-		var ok bool
-		if v, ok = j.Variant(f.variant); !ok {
-			return nil, fmt.Errorf("--variant %q: job %s declares no such variant", f.variant, j.File)
-		}
-	}
-	runs := j.Runs
-	if f.runs > 0 {
-		runs = f.runs
-	}
-	if runs < 3 {
-		return nil, fmt.Errorf("--runs %d: need at least 3 runs per revision", runs)
-	}
-	cpu, err := measure.ChooseCPU(ctx, cpuMode(f.cpu, j), runs, f.effect, a.logf)
-	if err != nil {
-		return nil, err
-	}
-	targets := make([]measure.Target, len(commits))
-	for i, c := range commits {
-		targets[i] = measure.Target{Commit: c, Variant: v}
-	}
-	opt := measure.Options{Store: s.Store, Builder: s.Builder, Runs: runs, CPU: cpu, WholeRounds: true, Retry: true,
-		Progress: progress.New(a.stderr, a.stderrTTY), Wait: a.waitf}
-	if f.seed != 0 {
-		opt.Rand = rand.New(rand.NewSource(f.seed))
-	}
-	out, err := measure.Measure(ctx, j, targets, opt)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("interrupted (%v): every finished run is stored in %s; run the same command again to resume", ctx.Err(), s.Store.Dir())
-		}
-		return nil, err
-	}
-	if err := out.BuildErrors(); err != nil {
-		return nil, err
-	}
-	t, err := out.Table(ctx, f.alpha)
-	if t != nil {
-		_ = report.WriteFailures(a.stderr, t)
-	}
-	if err == nil && f.fdr {
-		t.AdjustFDR()
-	}
-	return t, err
-}
-
 // compareFiles compares Go benchmark result files, like benchstat.
 func compareFiles(a *app, f compareFlags, paths []string) error {
-	t, warnings, err := compare.FromFiles(paths, f.alpha)
+	cmp, warnings, err := measure.CompareFiles(paths, f.config(nil, nil))
 	if err != nil {
 		return err
 	}
 	for _, w := range warnings {
 		a.logf("warning: %v", w)
 	}
-	if f.fdr {
-		t.AdjustFDR()
-	}
-	if err := report.Write(a.stdout, t, report.Options{All: f.all, Format: f.format}); err != nil {
-		return err
-	}
-	if r, _ := t.Regressions(); r > 0 {
-		return errRegression
-	}
-	return nil
+	return a.writeComparison(cmp, f)
 }

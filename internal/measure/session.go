@@ -2,7 +2,6 @@ package measure
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -73,17 +72,7 @@ func (s *Session) Close() {
 
 // Resolve turns revisions into commits, naming every unknown one.
 func (s *Session) Resolve(ctx context.Context, revs []string) ([]gitrev.Commit, error) {
-	var commits []gitrev.Commit
-	var errs []error
-	for _, r := range revs {
-		c, err := s.Repo.Resolve(ctx, r)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		commits = append(commits, c)
-	}
-	return commits, errors.Join(errs...)
+	return resolveRevs(ctx, s.Repo, revs)
 }
 
 // CPUMode is where a job's runs are pinned: the --cpu flag when given,

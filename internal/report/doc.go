@@ -113,7 +113,9 @@
 // ci_lo, ci_hi and confidence (the test's estimate of the change in
 // percent, its interval and the interval's coverage), p, test
 // ("mann-whitney", "wilcoxon" or ""), n, significant, regression,
-// improvement, lkp_changed and warnings (strings).
+// improvement, lkp_changed, small (a significant change under the
+// table's [compare.Table.EffectPct]: not counted in regressions; omitted
+// when false) and warnings (strings).
 //
 // # csv
 //
@@ -135,5 +137,8 @@
 // column a table metric | base | new | change | 95% CI | p of the changed
 // rows (all with [Options.All]). Base and new are lkp-style means with
 // "±N%"; significant regressions are in bold and say "regression",
-// significant improvements say "improvement".
+// significant improvements say "improvement", and a significant change
+// under the table's EffectPct says "small regression" (or "small
+// improvement"), is not bold and is counted apart in the summary line.
+// ncompare lists such a change as "small" under the table.
 package report

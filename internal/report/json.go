@@ -81,7 +81,10 @@ type (
 		Regression  bool        `json:"regression"`
 		Improvement bool        `json:"improvement"`
 		LKPChanged  bool        `json:"lkp_changed"`
-		Warnings    []string    `json:"warnings"`
+		// Small: a significant change under the table's EffectPct, not
+		// counted in regressions (omitted when not).
+		Small    bool     `json:"small,omitempty"`
+		Warnings []string `json:"warnings"`
 	}
 )
 
@@ -126,6 +129,7 @@ func newJSONComparison(t *compare.Table, r *compare.Row, i int) jsonComparison {
 		}
 		j.Test, j.N = s.Test, s.N
 		j.Significant, j.Regression, j.Improvement, j.LKPChanged = s.Significant, d.Regression, d.Improvement, d.LKPChanged
+		j.Small = t.Small(d)
 		for _, e := range s.Warnings {
 			if e != nil {
 				j.Warnings = append(j.Warnings, e.Error())

@@ -20,14 +20,17 @@ func WriteMarkdown(w io.Writer, t *compare.Table, opt Options) error {
 	var b bytes.Buffer
 	base := t.Columns[0]
 	reg, imp := Summary(t)
-	other, total := 0, 0
+	other, small, total := 0, 0, 0
 	for _, r := range t.Rows {
 		for i, c := range r.Cells {
 			if i == 0 {
 				continue
 			}
 			total++
-			if d := c.Delta; d != nil && d.Stat.Significant && !d.Regression && !d.Improvement {
+			switch d := c.Delta; {
+			case t.Small(d) && r.KPI:
+				small++
+			case d != nil && d.Stat.Significant && !d.Regression && !d.Improvement:
 				other++
 			}
 		}
@@ -36,7 +39,10 @@ func WriteMarkdown(w io.Writer, t *compare.Table, opt Options) error {
 	if reg > 0 {
 		regs = "**" + regs + "**"
 	}
-	fmt.Fprintf(&b, "%s, %s, %d unchanged", regs, plural(imp, "improvement", "improvements"), total-reg-imp-other)
+	fmt.Fprintf(&b, "%s, %s, %d unchanged", regs, plural(imp, "improvement", "improvements"), total-reg-imp-other-small)
+	if small > 0 {
+		fmt.Fprintf(&b, ", %s under %g%%", plural(small, "small change", "small changes"), t.EffectPct)
+	}
 	if other > 0 {
 		fmt.Fprintf(&b, ", %s", plural(other, "other significant change", "other significant changes"))
 	}
@@ -91,6 +97,8 @@ func writeMarkdownRow(b *bytes.Buffer, t *compare.Table, r *compare.Row, i int, 
 	if d != nil {
 		change = strings.TrimSpace(lkpChange(d.Change, r.Points))
 		switch {
+		case t.Small(d):
+			change += " small " + kind(d)
 		case d.Regression:
 			metric = "**" + metric + "**"
 			change = "**" + change + "** regression"

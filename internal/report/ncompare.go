@@ -202,6 +202,7 @@ func lkpChange(p float64, points bool) string {
 func writeSignificant(b *bytes.Buffer, t *compare.Table, rows []*compare.Row) {
 	type line struct{ id, kind, detail, metric string }
 	var lines []line
+	small := false
 	for _, r := range rows {
 		for i, c := range r.Cells {
 			if i == 0 || c.Delta == nil || !c.Delta.Stat.Significant {
@@ -212,7 +213,11 @@ func writeSignificant(b *bytes.Buffer, t *compare.Table, rows []*compare.Row) {
 			if tn := testName(s); tn != "" {
 				detail += ", " + tn
 			}
-			lines = append(lines, line{shortID(t.Columns[i]), kind(c.Delta), detail, r.Metric})
+			k := kind(c.Delta)
+			if t.Small(c.Delta) {
+				k, small = "small "+k, true
+			}
+			lines = append(lines, line{shortID(t.Columns[i]), k, detail, r.Metric})
 		}
 	}
 	if len(lines) == 0 {
@@ -232,4 +237,12 @@ func writeSignificant(b *bytes.Buffer, t *compare.Table, rows []*compare.Row) {
 	for _, l := range lines {
 		fmt.Fprintf(b, "  %-*s  %-*s  %-*s  %s\n", wid, l.id, wkind, l.kind, wdetail, l.detail, l.metric)
 	}
+	if small {
+		fmt.Fprintf(b, "  (%s)\n", smallNote(t))
+	}
+}
+
+// smallNote says what a small change is.
+func smallNote(t *compare.Table) string {
+	return fmt.Sprintf("small: under the %g%% change that counts; no change, not counted as a regression", t.EffectPct)
 }

@@ -91,13 +91,11 @@ func (c CompareConfig) Check() error {
 	if err := CheckCPUMode(c.Env.CPU); err != nil {
 		return err
 	}
+	// A job file's runs: are at least 3 (job.Parse).
+	if c.Runs != 0 && c.Runs < MinCompareRuns {
+		return fmt.Errorf("--runs %d: need at least %d runs per revision", c.Runs, MinCompareRuns)
+	}
 	for _, j := range c.Jobs {
-		if r := c.runs(j); r < MinCompareRuns {
-			if c.Runs > 0 {
-				return fmt.Errorf("--runs %d: need at least %d runs per revision", r, MinCompareRuns)
-			}
-			return fmt.Errorf("%s: runs: %d: need at least %d runs per revision (give --runs)", j.File, r, MinCompareRuns)
-		}
 		if c.Variant != "" {
 			if _, ok := j.Variant(c.Variant); !ok {
 				return fmt.Errorf("--variant %q: job %s declares no such variant", c.Variant, j.File)
@@ -115,9 +113,6 @@ func (c CompareConfig) checkRules() error {
 	}
 	if !(c.EffectPct >= 0) || math.IsInf(c.EffectPct, 0) {
 		return fmt.Errorf("--effect %g: want a change in percent, 0 or more", c.EffectPct)
-	}
-	if c.Runs < 0 {
-		return fmt.Errorf("--runs %d: want a number of runs", c.Runs)
 	}
 	return nil
 }

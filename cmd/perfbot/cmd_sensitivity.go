@@ -1,23 +1,20 @@
 package main
 
 import (
-	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/perfbot/perfbot/internal/knobs"
-	"github.com/perfbot/perfbot/internal/measure"
 	"github.com/perfbot/perfbot/internal/progress"
 	"github.com/perfbot/perfbot/internal/report"
 	"github.com/perfbot/perfbot/internal/sensitivity"
 )
 
 func newSensitivityCmd(a *app) *cobra.Command {
-	var preset, cpu, storeDir, jobName string
+	var cfg sensitivity.Config
+	var storeDir, jobName string
 	var format report.Format
-	var layouts, runs int
 	cmd := &cobra.Command{
 		Use:   "sensitivity JOB REV",
 		Short: "measure how much each metric moves under forced alignment and across layouts, and the size cost",
@@ -26,9 +23,10 @@ on 64-byte lines) and under --layouts layouts that move code, data and stack
 (the plain build is the first), measures all of them in whole interleaved
 rounds, and prints per metric the change under forced alignment with its
 interval and the range of changes across the layouts, and the size cost of
-forced alignment (sections and file) — the tables of the seed RFC
-("hackbench: [-1.8%, +0.5%]"). A later change of a metric inside its ranges
-is suspect as an alignment artifact.`,
+forced alignment (sections and file). A later change of a metric inside its
+ranges is suspect as an alignment artifact.
+
+Exit status: 0 measured and printed, 2 error.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -36,25 +34,17 @@ is suspect as an alignment artifact.`,
 			if err != nil {
 				return err
 			}
+			cfg.Job, cfg.Rev = j, args[1]
+			if err := cfg.Check(); err != nil {
+				return err
+			}
 			s, err := a.open(ctx, j, storeDir)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			commits, err := s.Resolve(ctx, args[1:])
-			if err != nil {
-				return err
-			}
-			p, err := knobs.LookupIn(preset, filepath.Join(s.Store.Dir(), "knobs"))
-			if err != nil {
-				return fmt.Errorf("--preset: %w", err)
-			}
-			pin, err := measure.ChooseCPU(ctx, cpuMode(cpu, j), max(runs, j.Runs), 5, a.logf)
-			if err != nil {
-				return err
-			}
-			res, err := sensitivity.Measure(ctx, j, commits[0], sensitivity.Options{Session: s, Preset: p, Layouts: layouts,
-				Runs: runs, CPU: pin, Progress: progress.New(a.stderr, a.stderrTTY), Wait: a.waitf})
+			cfg.Env = s.Env(cfg.Env.CPU, progress.New(a.stderr, a.stderrTTY), a.logf, a.waitf)
+			res, err := sensitivity.Run(ctx, cfg)
 			if err != nil {
 				return err
 			}
@@ -62,12 +52,13 @@ is suspect as an alignment artifact.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&preset, "preset", "c", "layout knobs: "+strings.Join(knobs.Names(), ", "))
-	fl.IntVar(&layouts, "layouts", 4, "layouts, the plain build included")
-	fl.IntVar(&runs, "runs", 0, "rounds (default: the job's runs)")
+	fl.StringVar(&cfg.Preset, "preset", sensitivity.DefaultPreset, "layout-knob preset: "+strings.Join(knobs.Names(), ", "))
+	fl.IntVar(&cfg.Layouts, "layouts", sensitivity.DefaultLayouts, "layouts, the plain build included")
+	fl.IntVar(&cfg.Runs, "runs", 0, "runs of each build, in whole rounds (default: the job's runs)")
+	fl.Float64Var(&cfg.Alpha, "alpha", sensitivity.DefaultAlpha, "level of the forced-alignment change's interval (1-alpha coverage)")
 	formatFlag(fl, &format, report.SensitivityFormats)
-	fl.StringVar(&cpu, "cpu", "", "auto, none, or a CPU number (default: the job's run.cpu)")
-	fl.StringVar(&storeDir, "store", "", "results store folder (default: .perfbot next to the job file)")
-	fl.StringVar(&jobName, "job", "", "the atomic job when the job file has a params matrix")
+	cpuFlag(fl, &cfg.Env.CPU)
+	storeFlag(fl, &storeDir)
+	jobFlag(fl, &jobName)
 	return cmd
 }

@@ -15,26 +15,13 @@ import (
 	"path/filepath"
 
 	"github.com/perfbot/perfbot/internal/compare"
-	"github.com/perfbot/perfbot/internal/compare/stored"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
-	"github.com/perfbot/perfbot/internal/knobs"
 	"github.com/perfbot/perfbot/internal/layout"
 	"github.com/perfbot/perfbot/internal/measure"
 	"github.com/perfbot/perfbot/internal/metric"
+	"github.com/perfbot/perfbot/internal/stats"
 )
-
-// Options tune a measurement of sensitivity.
-type Options struct {
-	Session  *measure.Session
-	Preset   knobs.Preset
-	Layouts  int // layouts, the plain build included (default 4)
-	Runs     int // rounds (default the job's runs)
-	CPU      int
-	Alpha    float64 // of the intervals (default 0.05)
-	Progress measure.Progress
-	Wait     func(string)
-}
 
 // Result is the sensitivity of a job at one commit.
 type Result struct {
@@ -77,41 +64,49 @@ func (s Size) Change() float64 {
 	return 100 * (float64(s.Forced) - float64(s.Plain)) / float64(s.Plain)
 }
 
-// Measure builds the commit plain, forced and under the layouts, measures
-// every build in whole interleaved rounds, and returns the sensitivity.
-func Measure(ctx context.Context, j *job.Job, c gitrev.Commit, opt Options) (*Result, error) {
-	if opt.Layouts <= 0 {
-		opt.Layouts = 4
+// Run resolves the revision, builds it plain, forced and under the
+// layouts, measures every build in whole interleaved rounds (pinned as
+// cfg.Env says), and returns the sensitivity.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if err := cfg.Check(); err != nil {
+		return nil, err
 	}
-	if opt.Alpha <= 0 {
-		opt.Alpha = 0.05
+	env, j := cfg.Env, cfg.Job
+	c, err := env.Repo.Resolve(ctx, cfg.Rev)
+	if err != nil {
+		return nil, err
 	}
-	forced := opt.Preset.ForcedAlignment()
-	lays := opt.Preset.Layouts(opt.Layouts) // the first is the plain build
+	preset, err := cfg.preset()
+	if err != nil {
+		return nil, err
+	}
+	cpu, err := env.Pin(ctx, j, cfg.runs(), stats.DefaultEffectPct)
+	if err != nil {
+		return nil, err
+	}
+	forced := preset.ForcedAlignment()
+	lays := preset.Layouts(cfg.layouts()) // the first is the plain build
 	variants := append([]job.Variant{{}, forced}, lays[1:]...)
 	targets := make([]measure.Target, len(variants))
 	for i, v := range variants {
 		targets[i] = measure.Target{Commit: c, Variant: v}
 	}
-	st := opt.Session.Store
-	out, err := measure.Measure(ctx, j, targets, measure.Options{Store: st, Builder: opt.Session.Builder, Runs: opt.Runs,
-		CPU: opt.CPU, WholeRounds: true, Retry: true, Progress: opt.Progress, Wait: opt.Wait})
+	opt := env.Options(cpu)
+	opt.Runs, opt.WholeRounds, opt.Retry = cfg.runs(), true, true
+	out, err := measure.Measure(ctx, j, targets, opt)
 	if err != nil {
 		return nil, err
 	}
 	if err := out.BuildErrors(); err != nil {
 		return nil, err
 	}
-	srcs := make([]stored.Source, len(variants))
-	res := &Result{Commit: c, Preset: opt.Preset.Name()}
+	res := &Result{Commit: c, Preset: preset.Name()}
 	for i, v := range variants {
-		srcs[i] = stored.Source{Commit: c, Variant: v.Name, Layouts: []string{measure.VariantID(v)}, Round: stored.InRounds(out.Rounds)}
 		if i != 1 {
 			res.Layouts = append(res.Layouts, v.Name)
 		}
 	}
-	res.Table, err = stored.Table(ctx, st, j.Key(), srcs, opt.Alpha)
-	if err != nil {
+	if res.Table, err = out.Table(ctx, cfg.alpha()); err != nil {
 		return nil, err
 	}
 	for _, row := range res.Table.Rows {

@@ -74,6 +74,12 @@ type HistoryPoint struct {
 	StepLo float64 `json:"step_lo"`
 	StepHi float64 `json:"step_hi"`
 	P      float64 `json:"p"`
+	// Ratio is the ratio to the history's anchor commit measured in the
+	// point's own rounds, with its interval (null when its session did
+	// not measure the anchor, or the history keeps none).
+	Ratio   *float64 `json:"ratio"`
+	RatioLo *float64 `json:"ratio_lo"`
+	RatioHi *float64 `json:"ratio_hi"`
 }
 
 // HistoryChange is a change watch handled: the step from point index-1
@@ -214,9 +220,13 @@ func (s *Server) history(r *http.Request, page bool) (*HistoryView, error) {
 		v.Variants = append(v.Variants, VariantRef{Variant: vr, Label: variantLabel(vr)})
 	}
 	for _, p := range series.Points[opt.From:opt.To] {
-		v.Points = append(v.Points, HistoryPoint{I: len(v.Points) + opt.From, Commit: p.Commit.Hash, Short: p.Commit.Short(), Subject: p.Commit.Subject,
+		hp := HistoryPoint{I: len(v.Points) + opt.From, Commit: p.Commit.Hash, Short: p.Commit.Short(), Subject: p.Commit.Subject,
 			Session: p.Session, Ref: p.Ref, NewChain: p.NewChain, Runs: p.Runs, Median: p.Median, MedianLo: p.MedianLo, MedianHi: p.MedianHi,
-			Level: p.Level, Step: p.Step, StepLo: p.Lo, StepHi: p.Hi, P: p.P})
+			Level: p.Level, Step: p.Step, StepLo: p.Lo, StepHi: p.Hi, P: p.P}
+		if p.Ratio > 0 {
+			hp.Ratio, hp.RatioLo, hp.RatioHi = &p.Ratio, &p.RatioLo, &p.RatioHi
+		}
+		v.Points = append(v.Points, hp)
 	}
 	for _, ch := range series.Changes {
 		hc := HistoryChange{Point: ch.Index, From: ch.From, To: ch.To, Step: ch.Step, Note: ch.Note, Culprits: []HistoryCulprit{}}

@@ -10,7 +10,6 @@ import (
 	"github.com/perfbot/perfbot/internal/history"
 	"github.com/perfbot/perfbot/internal/metric"
 	"github.com/perfbot/perfbot/internal/store"
-	"github.com/perfbot/perfbot/internal/watch"
 )
 
 // branchList is a branch's first-parent list as of its head.
@@ -80,8 +79,9 @@ func (c *catalog) commits(ctx context.Context, je *jobEntry, variant, branch str
 	return out, nil
 }
 
-// series builds a history (through the store's memo: only commits tested
-// since the last build are compared).
+// series reads a history, as perfbot history does (history.Run: the
+// steps, the ratios to the anchor and the changes watch handled), through
+// the store's memo: only commits tested since the last read are compared.
 func (c *catalog) series(ctx context.Context, je *jobEntry, variant, branch, metricName string) (*history.Series, error) {
 	st, err := je.store()
 	if err != nil {
@@ -95,12 +95,12 @@ func (c *catalog) series(ctx context.Context, je *jobEntry, variant, branch, met
 	if err != nil {
 		return nil, err
 	}
-	return je.src.memo.BuildFrom(ctx, st, ts.byCommit, je.Key, variant, metricName, list, je.Alpha)
+	return history.Run(ctx, history.Config{Store: st, JobKey: je.Key, JobName: je.Name, Metric: metricName, Variant: variant,
+		Commits: list, Alpha: je.Alpha, Memo: &je.src.memo, Tested: ts.byCommit})
 }
 
 // historyOf resolves a history's parameters (metric, variant, branch;
-// each defaults to the first there is) and builds it with the changes
-// watch handled in it (watch.Annotate).
+// each defaults to the first there is) and reads it.
 func (c *catalog) historyOf(ctx context.Context, je *jobEntry, metricName, variant, branch string) (*history.Series, *historyParams, error) {
 	hp := &historyParams{}
 	hp.metrics = c.metrics(ctx, je)
@@ -141,10 +141,6 @@ func (c *catalog) historyOf(ctx context.Context, je *jobEntry, metricName, varia
 	hp.branch = branch
 	s, err := c.series(ctx, je, variant, branch, metricName)
 	if err != nil {
-		return nil, nil, err
-	}
-	st, _ := je.store()
-	if err := watch.Annotate(ctx, st, s, je.Name); err != nil {
 		return nil, nil, err
 	}
 	return s, hp, nil

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/perfbot/perfbot/internal/history"
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/testutil"
@@ -37,7 +38,7 @@ func TestAnchorGone(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer st.Close()
-		a, err := Anchor(ctx, st, jobs[0].Key(), "")
+		a, err := history.Anchor(ctx, st, jobs[0].Key(), "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perfbot/perfbot/internal/history"
 	"github.com/perfbot/perfbot/internal/store"
 )
 
@@ -53,7 +54,7 @@ func TestAnchorMode(t *testing.T) {
 	if mode(JobConfig{Anchor: false, AnchorSet: true}, "new") {
 		t.Error("anchor: false in the watch file did not switch the history off")
 	}
-	if a, _ := Anchor(ctx, st, "new", ""); a != "" {
+	if a, _ := history.Anchor(ctx, st, "new", ""); a != "" {
 		t.Errorf("switched off, the history still has the anchor %q", a)
 	}
 	if mode(JobConfig{}, "new") {

@@ -12,6 +12,7 @@ import (
 	"github.com/perfbot/perfbot/internal/bisect"
 	"github.com/perfbot/perfbot/internal/finding"
 	"github.com/perfbot/perfbot/internal/gitrev"
+	"github.com/perfbot/perfbot/internal/history"
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/measure"
 	"github.com/perfbot/perfbot/internal/metric"
@@ -19,10 +20,6 @@ import (
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/triage"
 )
-
-// changeKind is the store's state kind of handled change points: a change
-// point is bisected, triaged and reported once.
-const changeKind = "watch-change"
 
 // detect rebuilds the histories of the job's own metrics on a branch and
 // handles every change point not handled before.
@@ -43,7 +40,7 @@ func (w *Watcher) detect(ctx context.Context, s *measure.Session, jc JobConfig, 
 			return err
 		}
 		if jc.Anchor {
-			anchor, err := Anchor(ctx, s.Store, j.Key(), h.id)
+			anchor, err := history.Anchor(ctx, s.Store, j.Key(), h.id)
 			if err != nil {
 				return err
 			}
@@ -55,8 +52,8 @@ func (w *Watcher) detect(ctx context.Context, s *measure.Session, jc JobConfig, 
 		}
 		for _, sp := range changes(series, jc) {
 			a, b := series.Points[sp.From], series.Points[sp.To]
-			key := changeKey(j.Key(), h.id, m.Name, a.Commit.Hash, b.Commit.Hash)
-			if _, err := s.Store.GetState(ctx, changeKind, key); err == nil {
+			key := history.ChangeKey(j.Key(), h.id, m.Name, a.Commit.Hash, b.Commit.Hash)
+			if _, err := s.Store.GetState(ctx, history.ChangeKind, key); err == nil {
 				continue
 			} else if !errors.Is(err, store.ErrNotFound) {
 				return err
@@ -83,7 +80,7 @@ func (w *Watcher) detect(ctx context.Context, s *measure.Session, jc JobConfig, 
 				rep.Findings = append(rep.Findings, f.Culprit)
 				culprits = append(culprits, f.Culprit)
 			}
-			if err := s.Store.PutState(ctx, changeKind, key, []byte(strings.Join(culprits, " "))); err != nil {
+			if err := s.Store.PutState(ctx, history.ChangeKind, key, []byte(strings.Join(culprits, " "))); err != nil {
 				return err
 			}
 		}

@@ -208,7 +208,7 @@ func watchFigure(t *testing.T, repo *demo.Repo, policy string) *figure {
 		jobs, _ := job.Load(repo.JobFile)
 		for _, m := range []string{demo.MetricText, demo.MetricData} {
 			if s, err := history.Build(context.Background(), st, jobs[0].Key(), "", m, list, 0.01); err == nil {
-				_ = Annotate(context.Background(), st, s, jobs[0].Name)
+				_ = history.Annotate(context.Background(), st, s, jobs[0].Name)
 				var b strings.Builder
 				_ = report.WriteHistory(&b, s, report.HistoryOptions{JobName: jobs[0].Name, Branch: "watched"})
 				t.Logf("%s: history of %s:\n%s", policy, m, b.String())

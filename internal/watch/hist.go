@@ -2,12 +2,9 @@ package watch
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"path/filepath"
 
+	"github.com/perfbot/perfbot/internal/history"
 	"github.com/perfbot/perfbot/internal/job"
-	"github.com/perfbot/perfbot/internal/knobs"
 	"github.com/perfbot/perfbot/internal/measure"
 	"github.com/perfbot/perfbot/internal/store"
 )
@@ -48,44 +45,15 @@ func histories(jc JobConfig, s *measure.Session) ([]hist, error) {
 // forcedHistory is the history under the preset's forced alignment; the
 // store folder may hold presets of its own.
 func forcedHistory(preset, storeDir string) (hist, error) {
-	if preset == "" {
-		preset = "c"
-	}
-	p, err := knobs.LookupIn(preset, filepath.Join(storeDir, "knobs"))
+	v, err := history.ForcedVariant(preset, storeDir)
 	if err != nil {
-		return hist{}, fmt.Errorf("preset: %w", err)
+		return hist{}, err
 	}
-	v := p.ForcedAlignment()
 	return hist{name: "forced", variant: v, id: measure.VariantID(v)}, nil
 }
 
-// changeKey names a handled change in the store.
-func changeKey(jobKey, variant, metricName, a, b string) string {
-	if variant == "" {
-		return fmt.Sprintf("%s|%s|%s|%s", jobKey, metricName, a, b)
-	}
-	return fmt.Sprintf("%s|%s|%s|%s|%s", jobKey, variant, metricName, a, b)
-}
-
-// anchorKind is the store's state kind of a history's anchor commit, keyed
-// by job key and variant: chosen once, the first time the history needs
-// one, and kept while it builds.
-const anchorKind = "watch-anchor"
-
-func anchorKey(jobKey, variant string) string { return jobKey + "|" + variant }
-
-// Anchor returns the anchor commit of a job's history (job key, variant)
-// when watch keeps one, else "".
-func Anchor(ctx context.Context, st *store.Store, jobKey, variant string) (string, error) {
-	data, err := st.GetState(ctx, anchorKind, anchorKey(jobKey, variant))
-	if errors.Is(err, store.ErrNotFound) {
-		return "", nil
-	}
-	return string(data), err
-}
-
 func setAnchor(ctx context.Context, st *store.Store, jobKey, variant, commit string) error {
-	return st.PutState(ctx, anchorKind, anchorKey(jobKey, variant), []byte(commit))
+	return st.PutState(ctx, history.AnchorKind, history.AnchorKey(jobKey, variant), []byte(commit))
 }
 
 // DefaultAnchor is whether a new history keeps an anchor when the watch
@@ -108,7 +76,7 @@ func (w *Watcher) anchorMode(ctx context.Context, st *store.Store, jc JobConfig,
 	} else if n, _, err := st.TestedVersion(ctx, jobKey, h.id); err != nil {
 		return false, err
 	} else if n > 0 {
-		a, err := Anchor(ctx, st, jobKey, h.id)
+		a, err := history.Anchor(ctx, st, jobKey, h.id)
 		if err != nil {
 			return false, err
 		}
@@ -122,7 +90,7 @@ func (w *Watcher) anchorMode(ctx context.Context, st *store.Store, jc JobConfig,
 	if !jc.Anchor {
 		// Switched on again later, the history takes a new anchor: the
 		// ratios of different anchors are not one series.
-		if err := st.DeleteState(ctx, anchorKind, anchorKey(jobKey, h.id)); err != nil {
+		if err := st.DeleteState(ctx, history.AnchorKind, history.AnchorKey(jobKey, h.id)); err != nil {
 			return false, err
 		}
 	}

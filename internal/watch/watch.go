@@ -358,7 +358,7 @@ func (w *Watcher) measureSel(ctx context.Context, s *measure.Session, jc JobConf
 // anchorFor returns the history's anchor, choosing it the first time: the
 // reference, or for a new history its first commit.
 func (w *Watcher) anchorFor(ctx context.Context, st *store.Store, j *job.Job, h hist, sel selection) (string, error) {
-	anchor, err := Anchor(ctx, st, j.Key(), h.id)
+	anchor, err := history.Anchor(ctx, st, j.Key(), h.id)
 	if err != nil || anchor != "" {
 		return anchor, err
 	}

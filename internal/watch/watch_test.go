@@ -128,18 +128,13 @@ report:
 	jobs, _ := job.Load(jobFile)
 	var series *history.Series
 	for _, name := range []string{"forced", "plain"} {
-		variant, err := HistoryVariant(name, "c", st.Dir())
+		variant, err := history.VariantOf(name, "c", st.Dir())
 		if err != nil {
 			t.Fatal(err)
 		}
-		series, err = history.Build(ctx, st, jobs[0].Key(), variant, "work_ms", list, 0.01)
+		series, err = history.Run(ctx, history.Config{Store: st, JobKey: jobs[0].Key(), JobName: jobs[0].Name, Metric: "work_ms",
+			Variant: variant, Commits: list})
 		if err != nil {
-			t.Fatal(err)
-		}
-		if err := AnchorRatios(ctx, st, series, 0.01); err != nil {
-			t.Fatal(err)
-		}
-		if err := Annotate(ctx, st, series, jobs[0].Name); err != nil {
 			t.Fatal(err)
 		}
 		checkHistory(t, name, series, slow)
@@ -197,14 +192,11 @@ report:
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if a, err := Anchor(ctx, st, jobs[0].Key(), ""); err != nil || a != list[0].Hash {
+	if a, err := history.Anchor(ctx, st, jobs[0].Key(), ""); err != nil || a != list[0].Hash {
 		t.Fatalf("anchor %q (%v), want the base %s", a, err, list[0].Short())
 	}
 	list, _ = repo.FirstParents(ctx, "main", 0)
-	series, err = history.Build(ctx, st, jobs[0].Key(), "", "work_ms", list, 0.01)
-	if err == nil {
-		err = AnchorRatios(ctx, st, series, 0.01)
-	}
+	series, err = history.Run(ctx, history.Config{Store: st, JobKey: jobs[0].Key(), JobName: jobs[0].Name, Metric: "work_ms", Commits: list})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 func TestCheck(t *testing.T) {
-	jobs, err := job.Parse("/x/job.yaml", []byte("repo: .\nbuild: {command: \"true\"}\nrun: {command: \"true\"}\nmetrics: [{name: t, regex: 't: (?P<value>[0-9.]+)'}]\n"))
+	jobs, err := job.Parse("/x/job.yaml", []byte("repo: .\nbuild: {command: \"true\"}\nrun: {command: \"true\"}\nmetrics: [{name: t, regex: 't: (?P<value>[0-9.]+)', better: lower}]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,6 +100,7 @@ func (s *Server) compare(r *http.Request) (*CompareView, error) {
 			Round: func(run int) (int, bool) { return run, true }})
 		v.Commits = append(v.Commits, CompareCommit{Commit: c.Hash, Short: c.Short(), Subject: c.Subject, Variant: vid})
 	}
+	// Every stored run of each commit: the dashboard measures nothing.
 	tab, err := stored.Table(ctx, st, je.Key, srcs, je.Alpha)
 	if err != nil {
 		if tab == nil {
@@ -109,6 +110,8 @@ func (s *Server) compare(r *http.Request) (*CompareView, error) {
 		s.fillJob(&a, je)
 		return nil, errorf(http.StatusNotFound, "job %s: %v; measure them with: %s", je.Name, noRunText(err), a.Command())
 	}
+	// The watch file's effect is what counts, as perfbot compare's --effect.
+	tab.EffectPct = je.Effect
 	for i, col := range tab.Columns {
 		v.Commits[i].Runs, v.Commits[i].Failed = col.Runs, col.Failed
 	}

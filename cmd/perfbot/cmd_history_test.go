@@ -79,7 +79,7 @@ func TestHistoryCommand(t *testing.T) {
 	}
 	for _, bad := range []struct{ flag, value, want string }{
 		{"--history", "sideways", `history "sideways": want plain or forced`},
-		{"--format", "xml", `--format "xml": want text, json, csv`},
+		{"--format", "xml", `unknown format "xml" (valid: text, json, csv, svg)`},
 		{"--preset", "nope", "preset"},
 	} {
 		args := []string{"history", jobFile, "--branch", "main", bad.flag, bad.value}

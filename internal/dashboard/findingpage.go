@@ -83,12 +83,12 @@ type BisectView struct {
 
 // BisectStep is one step of a bisection.
 type BisectStep struct {
-	N       int    `json:"n"`
-	Commit  string `json:"commit"`
-	Subject string `json:"subject"`
-	Verdict string `json:"verdict"`
-	Runs    int    `json:"runs"`
-	Reason  string `json:"reason"`
+	N       int            `json:"n"`
+	Commit  string         `json:"commit"`
+	Subject string         `json:"subject"`
+	Verdict bisect.Verdict `json:"verdict"`
+	Runs    int            `json:"runs"`
+	Reason  string         `json:"reason"`
 }
 
 // triageReport is what the pages read of triage's JSON report.
@@ -299,7 +299,7 @@ func bisectView(bs *bisect.State) *BisectView {
 	r := bs.Result
 	v := &BisectView{Metric: r.Metric, Good: r.Good.Short(), Bad: r.Bad.Short(), Commits: r.Commits, Runs: r.Runs, Steps: []BisectStep{}}
 	for _, st := range r.Steps {
-		v.Steps = append(v.Steps, BisectStep{N: st.N, Commit: st.Commit.Short(), Subject: st.Commit.Subject, Verdict: string(st.Verdict), Runs: st.Runs, Reason: st.Reason})
+		v.Steps = append(v.Steps, BisectStep{N: st.N, Commit: st.Commit.Short(), Subject: st.Commit.Subject, Verdict: st.Verdict, Runs: st.Runs, Reason: st.Reason})
 	}
 	return v
 }

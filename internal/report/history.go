@@ -14,6 +14,7 @@ import (
 
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/history"
+	"github.com/perfbot/perfbot/internal/verdict"
 )
 
 // HistoryOptions say how to write a history and what it is a history
@@ -51,7 +52,7 @@ func WriteHistory(w io.Writer, s *history.Series, opt HistoryOptions) error {
 			c, ok := change[i]
 			var hashes, verdicts []string
 			for _, cu := range c.Culprits {
-				hashes, verdicts = append(hashes, cu.Commit), append(verdicts, cu.Verdict)
+				hashes, verdicts = append(hashes, cu.Commit), append(verdicts, string(cu.Verdict))
 			}
 			step, lo, hi, pv := "", "", "", ""
 			if hasStep(p) {
@@ -199,13 +200,13 @@ type (
 		Note     string           `json:"note,omitempty"`
 	}
 	historyCulprit struct {
-		Commit    string  `json:"commit"`
-		Subject   string  `json:"subject"`
-		Verdict   string  `json:"verdict"`
-		Change    float64 `json:"change"`
-		State     string  `json:"state"`
-		Reason    string  `json:"reason,omitempty"`
-		Withdrawn bool    `json:"withdrawn"`
+		Commit    string          `json:"commit"`
+		Subject   string          `json:"subject"`
+		Verdict   verdict.Verdict `json:"verdict"`
+		Change    float64         `json:"change"`
+		State     string          `json:"state"`
+		Reason    string          `json:"reason,omitempty"`
+		Withdrawn bool            `json:"withdrawn"`
 	}
 )
 

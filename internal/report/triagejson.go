@@ -11,11 +11,12 @@ import (
 
 	"github.com/perfbot/perfbot/internal/metric"
 	"github.com/perfbot/perfbot/internal/triage"
+	"github.com/perfbot/perfbot/internal/verdict"
 )
 
 // triageJSON is the JSON form of a triage; field names are stable.
 type triageJSON struct {
-	Verdict      triage.Verdict    `json:"verdict"`
+	Verdict      verdict.Verdict   `json:"verdict"`
 	Real         bool              `json:"real"`
 	Sentence     string            `json:"sentence"`
 	Metric       triageMetricJSON  `json:"metric"`
@@ -148,7 +149,7 @@ func finiteValues(xs []float64) []float64 {
 
 func writeTriageJSON(w io.Writer, r *triage.Result) error {
 	out := triageJSON{
-		Verdict: r.Verdict, Real: r.Verdict.Real(), Sentence: r.Sentence,
+		Verdict: r.Verdict, Real: r.Verdict.IsReal(), Sentence: r.Sentence,
 		Metric: triageMetricJSON{Name: r.Metric, Unit: r.Unit, Better: map[bool]string{true: "higher", false: "lower"}[r.Better == metric.HigherIsBetter]},
 		Job:    r.Job, Preset: r.Preset,
 		Base:    triageCommitJSON{r.Base.Hash, r.Base.Subject},

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/perfbot/perfbot/internal/report/doc"
 	"github.com/perfbot/perfbot/internal/store"
 )
 
@@ -135,8 +136,8 @@ func testAPI(t *testing.T, f *fixture) {
 	if len(fv.Suspects) == 0 || fv.Suspects[0].SizeBefore == 0 || fv.Layout != "" {
 		t.Errorf("suspects %+v (note %q): want triage's, with the layout diff of the stored builds", fv.Suspects, fv.Layout)
 	}
-	var tr triageReport
-	if err := json.Unmarshal(fv.Finding.TriageReport, &tr); err != nil || len(tr.Experiments) < 2 || len(tr.Experiments[0].Columns[0].Values) < 5 {
+	tr, err := doc.DecodeTriage(fv.Finding.TriageReport)
+	if err != nil || len(tr.Experiments) < 2 || len(tr.Experiments[0].Columns[0].Values) < 5 {
 		t.Errorf("triage report: %v, %d experiments", err, len(tr.Experiments))
 	}
 

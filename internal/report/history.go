@@ -14,6 +14,7 @@ import (
 
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/history"
+	"github.com/perfbot/perfbot/internal/report/doc"
 	"github.com/perfbot/perfbot/internal/verdict"
 )
 
@@ -160,6 +161,7 @@ func changeNote(c history.Change) string {
 // The JSON history (docs/watch.md).
 type (
 	historyJSON struct {
+		Version int             `json:"version"`
 		Job     string          `json:"job"`
 		JobKey  string          `json:"job_key"`
 		History string          `json:"history"`
@@ -211,7 +213,7 @@ type (
 )
 
 func writeHistoryJSON(w io.Writer, s *history.Series, opt HistoryOptions) error {
-	doc := historyJSON{Job: opt.JobName, JobKey: s.Job, History: opt.History, Variant: s.Variant, Branch: opt.Branch,
+	doc := historyJSON{Version: doc.HistoryVersion, Job: opt.JobName, JobKey: s.Job, History: opt.History, Variant: s.Variant, Branch: opt.Branch,
 		Metric: s.Metric, Unit: s.Unit, Better: s.Better.String(), Points: []historyPoint{}, Changes: []historyChange{}}
 	for _, p := range s.Points {
 		hp := historyPoint{Commit: p.Commit.Hash, Subject: p.Commit.Subject, Index: p.Index, Session: p.Session, Ref: p.Ref,

@@ -296,7 +296,7 @@ func bisectJob(ctx context.Context, a *app, cmd *cobra.Command, f bisectFlags, j
 			if err != nil {
 				return nil, err
 			}
-			return &bisect.Triage{Verdict: string(res.Verdict), Sentence: res.Sentence}, nil
+			return &bisect.Triage{Verdict: res.Verdict, Sentence: res.Sentence}, nil
 		}
 	}
 	res, err := bisect.Run(ctx, opt, good, path)

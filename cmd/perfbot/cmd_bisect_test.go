@@ -77,6 +77,7 @@ func bisectRun(t *testing.T, args ...string) (int, bisectJSONDoc, string) {
 	code, out, errOut := perfbot(t, append([]string{"bisect", "--format", "json"}, args...)...)
 	var doc bisectJSONDoc
 	if code != exitError {
+		testutil.ValidateJSON(t, "bisect", []byte(out))
 		if err := json.Unmarshal([]byte(out), &doc); err != nil {
 			t.Fatalf("exit %d, report is not JSON: %v\n%s\nstderr:\n%s", code, err, out, errOut)
 		}

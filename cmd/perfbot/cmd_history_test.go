@@ -41,6 +41,7 @@ func TestHistoryCommand(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("history --history %s: exit %d\n%s", hist, code, errOut)
 		}
+		testutil.ValidateJSON(t, "history", []byte(out))
 		var doc struct {
 			Job, History, Branch, Metric, Better string
 			Points                               []struct {

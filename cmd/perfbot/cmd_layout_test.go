@@ -142,6 +142,7 @@ func TestLayoutDiffSeedCase(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("json: exit %d: %s", code, errs)
 	}
+	testutil.ValidateJSON(t, "layout", []byte(out))
 	var js struct {
 		Runs []struct {
 			First  string

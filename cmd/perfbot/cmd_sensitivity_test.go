@@ -23,6 +23,7 @@ func TestSensitivity(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, errOut)
 	}
+	testutil.ValidateJSON(t, "sensitivity", []byte(out))
 	var doc struct {
 		Layouts []string `json:"layouts"`
 		Metrics []struct {

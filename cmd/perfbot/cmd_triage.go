@@ -14,6 +14,7 @@ import (
 	"github.com/perfbot/perfbot/internal/progress"
 	"github.com/perfbot/perfbot/internal/report"
 	"github.com/perfbot/perfbot/internal/triage"
+	"github.com/perfbot/perfbot/internal/verdict"
 )
 
 // exitInconclusive is the exit status of a triage that reached no verdict.
@@ -22,11 +23,11 @@ const exitInconclusive = 3
 // triageExit is the error a finished triage returns for its verdict: nil
 // for a change that is not a real regression, errRegression for one, and
 // an error with ExitCode 3 for an inconclusive triage.
-func triageExit(v triage.Verdict) error {
+func triageExit(v verdict.Verdict) error {
 	switch v {
-	case triage.RealRegression:
+	case verdict.RealRegression:
 		return errRegression
-	case triage.Inconclusive:
+	case verdict.Inconclusive:
 		return exitCodeError{code: exitInconclusive, msg: "triage inconclusive (see the notes above)"}
 	}
 	return nil

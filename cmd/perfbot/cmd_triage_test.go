@@ -12,7 +12,7 @@ import (
 
 	"github.com/perfbot/perfbot/internal/demo"
 	"github.com/perfbot/perfbot/internal/testutil"
-	"github.com/perfbot/perfbot/internal/triage"
+	"github.com/perfbot/perfbot/internal/verdict"
 )
 
 func runPerfbot(args ...string) (int, string, string) {
@@ -52,13 +52,13 @@ func TestTriageBadInput(t *testing.T) {
 // TestTriageExit: the exit statuses of the verdicts, as the help documents
 // them.
 func TestTriageExit(t *testing.T) {
-	for _, v := range triage.Verdicts {
+	for _, v := range verdict.All {
 		err := triageExit(v)
 		want := exitOK
 		switch v {
-		case triage.RealRegression:
+		case verdict.RealRegression:
 			want = exitRegression
-		case triage.Inconclusive:
+		case verdict.Inconclusive:
 			want = exitInconclusive
 		}
 		got := exitOK
@@ -108,7 +108,7 @@ func TestTriageCommand(t *testing.T) {
 		if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 			t.Fatalf("exit %d, stdout is not JSON (%v):\n%s\nstderr:\n%s", code, err, stdout, stderr)
 		}
-		if res.Verdict == string(triage.Inconclusive) {
+		if res.Verdict == string(verdict.Inconclusive) {
 			if attempt == 3 {
 				// Skip only on noise 40 runs a side cannot resolve for the
 				// case's 30 % effect; fail otherwise.
@@ -124,7 +124,7 @@ func TestTriageCommand(t *testing.T) {
 			args = append(args, "--store", filepath.Join(t.TempDir(), "fresh"))
 			continue
 		}
-		if code != exitRegression || res.Verdict != string(triage.RealRegression) {
+		if code != exitRegression || res.Verdict != string(verdict.RealRegression) {
 			t.Fatalf("exit %d, verdict %q; want 1 and real-regression\nstderr:\n%s", code, res.Verdict, stderr)
 		}
 		break

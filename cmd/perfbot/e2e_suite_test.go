@@ -15,13 +15,7 @@ import (
 
 // suiteReport is what the suite tests read of compare --format json: every
 // metric (named as lkp names it) with its change in each column.
-type suiteReport struct {
-	Jobs []struct {
-		Job        string     `json:"job"`
-		Comparison jsonReport `json:"comparison"`
-	} `json:"jobs"`
-	jsonReport
-}
+type suiteReport = jsonReport
 
 // TestCompareSuite is issue 13's end-to-end check: perfbot compare on a
 // generated git repository whose build is trivial and whose run is a
@@ -53,7 +47,7 @@ func TestCompareSuite(t *testing.T) {
 		t.Fatalf("json: %v\n%s", err, out)
 	}
 	changes := map[string]float64{}
-	for _, m := range rep.Metrics {
+	for _, m := range rep.metrics() {
 		if len(m.Comparisons) == 1 {
 			changes[m.Metric] = m.Comparisons[0].Change
 		}
@@ -87,17 +81,17 @@ params:
 		t.Fatalf("compare stress-ng: exit %d\n%s", code, errOut)
 	}
 	var doc suiteReport
-	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Jobs) != 2 {
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Tables) != 2 {
 		t.Fatalf("json: %v, want two jobs:\n%s", err, out)
 	}
 	for i, st := range []string{"mutex", "cpu"} {
 		var names []string
-		for _, m := range doc.Jobs[i].Comparison.Metrics {
+		for _, m := range doc.Tables[i].Metrics {
 			names = append(names, m.Metric)
 		}
-		if !strings.Contains(doc.Jobs[i].Job, "stressor="+st) || len(names) < 2 ||
+		if !strings.Contains(doc.Tables[i].Job, "stressor="+st) || len(names) < 2 ||
 			names[0] != "stress-ng."+st+".ops_per_sec" || !slices.Contains(names, "stress-ng."+st+".ops") {
-			t.Errorf("job %s: metrics %v; want stress-ng.%s.ops_per_sec first, and .ops", doc.Jobs[i].Job, names, st)
+			t.Errorf("job %s: metrics %v; want stress-ng.%s.ops_per_sec first, and .ops", doc.Tables[i].Job, names, st)
 		}
 	}
 	if jobs, err := job.Load(stress); err != nil || jobs[0].Suite == nil {

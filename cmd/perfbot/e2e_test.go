@@ -60,17 +60,34 @@ func perfbot(t *testing.T, args ...string) (int, string, string) {
 	return code, stdout.String(), stderr.String()
 }
 
+// jsonReport is what the tests read of compare -f json: its one table's
+// metrics (a job without a params matrix).
 type jsonReport struct {
-	Metrics []struct {
-		Metric      string `json:"metric"`
-		Comparisons []struct {
-			Column      int     `json:"column"`
-			Change      float64 `json:"change"`
-			Significant bool    `json:"significant"`
-			Regression  bool    `json:"regression"`
-			P           float64 `json:"p"`
-		} `json:"comparisons"`
-	} `json:"metrics"`
+	Tables []jsonTable `json:"tables"`
+}
+
+// metrics are the first table's.
+func (r jsonReport) metrics() []jsonMetric {
+	if len(r.Tables) == 0 {
+		return nil
+	}
+	return r.Tables[0].Metrics
+}
+
+type jsonTable struct {
+	Job     string       `json:"job"`
+	Metrics []jsonMetric `json:"metrics"`
+}
+
+type jsonMetric struct {
+	Metric      string `json:"metric"`
+	Comparisons []struct {
+		Column      int     `json:"column"`
+		Change      float64 `json:"change"`
+		Significant bool    `json:"significant"`
+		Regression  bool    `json:"regression"`
+		P           float64 `json:"p"`
+	} `json:"comparisons"`
 }
 
 // TestCompareRegression is issue 2's end-to-end check: a deliberate 2x
@@ -107,7 +124,7 @@ func TestCompareRegression(t *testing.T) {
 		t.Fatalf("json output: %v\n%s", err, out)
 	}
 	found := false
-	for _, m := range rep.Metrics {
+	for _, m := range rep.metrics() {
 		if m.Metric != "work_ms" {
 			continue
 		}
@@ -179,14 +196,10 @@ func TestCompareMatrix(t *testing.T) {
 	if code == exitError {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var doc struct {
-		Jobs []struct {
-			Job        string          `json:"job"`
-			Comparison json.RawMessage `json:"comparison"`
-		} `json:"jobs"`
-	}
-	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Jobs) != 2 || !strings.Contains(doc.Jobs[1].Job, "n=200000") {
-		t.Fatalf("json: %v, %d jobs; want 2 with names:\n%s", err, len(doc.Jobs), out)
+	testutil.ValidateJSON(t, "compare", []byte(out))
+	var doc jsonReport
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Tables) != 2 || !strings.Contains(doc.Tables[1].Job, "n=200000") {
+		t.Fatalf("json: %v, %d tables; want 2 with names:\n%s", err, len(doc.Tables), out)
 	}
 	_, out, _ = perfbot(t, "compare", "--cpu", "none", "--format", "csv", jobFile, base, next)
 	lines := strings.Split(strings.TrimSpace(out), "\n")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/metric"
+	"github.com/perfbot/perfbot/internal/verdict"
 )
 
 // Comparison is one three-way decision between a commit and a reference.
@@ -75,9 +76,9 @@ type Check struct {
 
 // Triage is the triage verdict on the culprit (see package triage).
 type Triage struct {
-	Verdict  string `json:"verdict"`
-	Sentence string `json:"sentence"`
-	Error    string `json:"error,omitempty"`
+	Verdict  verdict.Verdict `json:"verdict"`
+	Sentence string          `json:"sentence"`
+	Error    string          `json:"error,omitempty"`
 }
 
 // Culprit is one commit that changed the metric, confirmed by its check.

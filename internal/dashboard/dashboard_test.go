@@ -15,7 +15,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/perfbot/perfbot/internal/report/doc"
 	"github.com/perfbot/perfbot/internal/store"
+	"github.com/perfbot/perfbot/internal/testutil"
 )
 
 // TestDashboard builds one store with real watch cycles (fixture) and
@@ -39,7 +41,30 @@ func TestDashboard(t *testing.T) {
 // returns the status and body.
 func (f *fixture) get(t *testing.T, path string, v any) (int, string) {
 	t.Helper()
-	return f.do(t, "GET", path, "", "", v)
+	code, body := f.do(t, "GET", path, "", "", v)
+	if name := apiSchema(path); name != "" && code == http.StatusOK {
+		testutil.ValidateJSON(t, name, []byte(body))
+	}
+	return code, body
+}
+
+// apiSchema is the schema (docs/schema) of a GET /api/ response, by its
+// path.
+func apiSchema(path string) string {
+	p, _, _ := strings.Cut(path, "?")
+	switch {
+	case p == "/api/overview":
+		return "dashboard-overview"
+	case p == "/api/findings":
+		return "dashboard-findings"
+	case strings.HasPrefix(p, "/api/findings/") && !strings.Contains(p[len("/api/findings/"):], "/"):
+		return "dashboard-finding"
+	case strings.HasPrefix(p, "/api/jobs/") && strings.HasSuffix(p, "/history"):
+		return "dashboard-history"
+	case p == "/api/compare":
+		return "dashboard-compare"
+	}
+	return ""
 }
 
 func (f *fixture) do(t *testing.T, method, path, token, body string, v any) (int, string) {
@@ -135,8 +160,10 @@ func testAPI(t *testing.T, f *fixture) {
 	if len(fv.Suspects) == 0 || fv.Suspects[0].SizeBefore == 0 || fv.Layout != "" {
 		t.Errorf("suspects %+v (note %q): want triage's, with the layout diff of the stored builds", fv.Suspects, fv.Layout)
 	}
-	var tr triageReport
-	if err := json.Unmarshal(fv.Finding.TriageReport, &tr); err != nil || len(tr.Experiments) < 2 || len(tr.Experiments[0].Columns[0].Values) < 5 {
+	testutil.ValidateValue(t, "finding", fv.Finding)
+	testutil.ValidateJSON(t, "triage", fv.Finding.TriageReport)
+	tr, err := doc.DecodeTriage(fv.Finding.TriageReport)
+	if err != nil || len(tr.Experiments) < 2 || len(tr.Experiments[0].Columns[0].Values) < 5 {
 		t.Errorf("triage report: %v, %d experiments", err, len(tr.Experiments))
 	}
 
@@ -150,6 +177,7 @@ func testAPI(t *testing.T, f *fixture) {
 		!strings.Contains(cv.NCompare, "work_ms") || !json.Valid(cv.Table) {
 		t.Errorf("compare %+v", cv)
 	}
+	testutil.ValidateJSON(t, "compare", cv.Table)
 	var listed []FindingSummary
 	if code, _ := f.get(t, "/api/findings", &listed); code != 200 || len(listed) != 1 {
 		t.Errorf("findings list: %d, %v", code, listed)

@@ -3,7 +3,6 @@ package dashboard
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"math"
@@ -16,8 +15,8 @@ import (
 	"github.com/perfbot/perfbot/internal/finding"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/plot"
+	"github.com/perfbot/perfbot/internal/report/doc"
 	"github.com/perfbot/perfbot/internal/store"
-	"github.com/perfbot/perfbot/internal/triage"
 )
 
 // FindingView is a finding with its evidence (GET /api/findings/{culprit}).
@@ -83,45 +82,12 @@ type BisectView struct {
 
 // BisectStep is one step of a bisection.
 type BisectStep struct {
-	N       int    `json:"n"`
-	Commit  string `json:"commit"`
-	Subject string `json:"subject"`
-	Verdict string `json:"verdict"`
-	Runs    int    `json:"runs"`
-	Reason  string `json:"reason"`
-}
-
-// triageReport is what the pages read of triage's JSON report.
-type triageReport struct {
-	Verdict  string `json:"verdict"`
-	Sentence string `json:"sentence"`
-	Metric   struct {
-		Name string `json:"name"`
-		Unit string `json:"unit"`
-	} `json:"metric"`
-	DecidedBy   []string `json:"decided_by"`
-	Experiments []struct {
-		Name    string   `json:"name"`
-		Title   string   `json:"title"`
-		Outcome string   `json:"outcome"`
-		Change  *float64 `json:"change"`
-		Lo      *float64 `json:"lo"`
-		Hi      *float64 `json:"hi"`
-		Reason  string   `json:"reason"`
-		Columns []struct {
-			Label   string    `json:"label"`
-			Commit  string    `json:"commit"`
-			Variant string    `json:"variant"`
-			Values  []float64 `json:"values"`
-		} `json:"columns"`
-		Layouts []struct {
-			Variant       string    `json:"variant"`
-			BaseValues    []float64 `json:"base_values"`
-			ChangedValues []float64 `json:"changed_values"`
-		} `json:"layouts"`
-	} `json:"experiments"`
-	Suspects []triage.Suspect `json:"suspects"`
-	Padding  string           `json:"padding"`
+	N       int            `json:"n"`
+	Commit  string         `json:"commit"`
+	Subject string         `json:"subject"`
+	Verdict bisect.Verdict `json:"verdict"`
+	Runs    int            `json:"runs"`
+	Reason  string         `json:"reason"`
 }
 
 func (s *Server) findingPage(r *http.Request) (string, any, error) {
@@ -212,18 +178,22 @@ func (s *Server) finding(ctx context.Context, prefix string) (*FindingView, erro
 			}
 		}
 	}
-	var tr triageReport
+	tr := &doc.Triage{}
 	if len(f.TriageReport) > 0 {
-		if err := json.Unmarshal(f.TriageReport, &tr); err != nil {
-			s.logf("finding %s: triage report: %v", v.Short, err)
+		t, err := doc.DecodeTriage(f.TriageReport)
+		if err != nil {
+			s.logf("finding %s: %v", v.Short, err)
+		}
+		if t != nil {
+			tr = t
 		}
 	}
-	v.Experiments = experiments(&tr)
+	v.Experiments = experiments(tr)
 	v.DecidedBy = strings.Join(tr.DecidedBy, ", ")
 	v.Padding = tr.Padding
 	for i, sp := range tr.Suspects {
-		v.Suspects = append(v.Suspects, SuspectView{Rank: i + 1, Name: sp.Name, Kind: string(sp.Kind), Section: sp.Section,
-			OffBase: sp.OffBase, OffChanged: sp.OffChanged, Why: sp.Why})
+		v.Suspects = append(v.Suspects, SuspectView{Rank: i + 1, Name: sp.Name, Kind: sp.Kind, Section: sp.Section,
+			OffBase: sp.OffsetBefore, OffChanged: sp.OffsetAfter, Why: sp.Why})
 	}
 	switch {
 	case len(f.TriageReport) == 0:
@@ -246,7 +216,7 @@ func (s *Server) finding(ctx context.Context, prefix string) (*FindingView, erro
 }
 
 // experiments draws triage's experiments side by side, on one value axis.
-func experiments(tr *triageReport) []ExperimentView {
+func experiments(tr *doc.Triage) []ExperimentView {
 	type drawn struct {
 		ev     ExperimentView
 		groups []plot.Group
@@ -299,7 +269,7 @@ func bisectView(bs *bisect.State) *BisectView {
 	r := bs.Result
 	v := &BisectView{Metric: r.Metric, Good: r.Good.Short(), Bad: r.Bad.Short(), Commits: r.Commits, Runs: r.Runs, Steps: []BisectStep{}}
 	for _, st := range r.Steps {
-		v.Steps = append(v.Steps, BisectStep{N: st.N, Commit: st.Commit.Short(), Subject: st.Commit.Subject, Verdict: string(st.Verdict), Runs: st.Runs, Reason: st.Reason})
+		v.Steps = append(v.Steps, BisectStep{N: st.N, Commit: st.Commit.Short(), Subject: st.Commit.Subject, Verdict: st.Verdict, Runs: st.Runs, Reason: st.Reason})
 	}
 	return v
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/history"
 	"github.com/perfbot/perfbot/internal/plot"
+	"github.com/perfbot/perfbot/internal/verdict"
 )
 
 // HistoryView is a metric's history (GET /api/jobs/{job}/history).
@@ -95,15 +96,15 @@ type HistoryChange struct {
 
 // HistoryCulprit is a culprit of a change, as its finding says.
 type HistoryCulprit struct {
-	Commit    string  `json:"commit"`
-	Short     string  `json:"short"`
-	Subject   string  `json:"subject"`
-	Verdict   string  `json:"verdict"`
-	Change    float64 `json:"change"`
-	State     string  `json:"state"`
-	Reason    string  `json:"reason,omitempty"`
-	Withdrawn bool    `json:"withdrawn"`
-	Finding   string  `json:"finding"` // the finding page
+	Commit    string          `json:"commit"`
+	Short     string          `json:"short"`
+	Subject   string          `json:"subject"`
+	Verdict   verdict.Verdict `json:"verdict"`
+	Change    float64         `json:"change"`
+	State     string          `json:"state"`
+	Reason    string          `json:"reason,omitempty"`
+	Withdrawn bool            `json:"withdrawn"`
+	Finding   string          `json:"finding"` // the finding page
 }
 
 // maxEmbedded is the longest window whose points the page carries; the

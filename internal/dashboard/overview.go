@@ -15,6 +15,7 @@ import (
 	"github.com/perfbot/perfbot/internal/metric"
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/triage"
+	"github.com/perfbot/perfbot/internal/verdict"
 )
 
 // Overview is the overview page's data (GET /api/overview).
@@ -246,20 +247,20 @@ func (s *Server) running(ctx context.Context) ([]Activity, error) {
 
 // FindingSummary is a finding in a list.
 type FindingSummary struct {
-	Culprit     string    `json:"culprit"`
-	Short       string    `json:"short"`
-	Subject     string    `json:"subject"`
-	JobID       string    `json:"job_id,omitempty"` // "" when the store no longer knows the job
-	Job         string    `json:"job"`
-	Metric      string    `json:"metric"`
-	Change      float64   `json:"change"`
-	Verdict     string    `json:"verdict"`
-	State       string    `json:"state"`
-	Reason      string    `json:"reason,omitempty"`
-	Withdrawn   bool      `json:"withdrawn"`
-	Found       time.Time `json:"found"`
-	LayoutCause string    `json:"layout_cause,omitempty"`
-	Store       string    `json:"store"`
+	Culprit     string          `json:"culprit"`
+	Short       string          `json:"short"`
+	Subject     string          `json:"subject"`
+	JobID       string          `json:"job_id,omitempty"` // "" when the store no longer knows the job
+	Job         string          `json:"job"`
+	Metric      string          `json:"metric"`
+	Change      float64         `json:"change"`
+	Verdict     verdict.Verdict `json:"verdict"`
+	State       string          `json:"state"`
+	Reason      string          `json:"reason,omitempty"`
+	Withdrawn   bool            `json:"withdrawn"`
+	Found       time.Time       `json:"found"`
+	LayoutCause string          `json:"layout_cause,omitempty"`
+	Store       string          `json:"store"`
 }
 
 func (s *Server) findingsAPI(r *http.Request) (any, error) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/plot"
+	"github.com/perfbot/perfbot/internal/verdict"
 )
 
 //go:embed templates/*.html
@@ -47,29 +48,8 @@ var funcs = template.FuncMap{
 		data, err := json.Marshal(v)
 		return string(data), err
 	},
-	"query":       func(s string) (url.Values, error) { return url.ParseQuery(s) },
-	"verdictWord": verdictWord,
-}
-
-// verdictWord is a verdict's badge text.
-func verdictWord(v string) string {
-	switch v {
-	case "real-regression":
-		return "real regression"
-	case "real-improvement":
-		return "real improvement"
-	case "text-alignment":
-		return "text alignment"
-	case "data-alignment":
-		return "data alignment"
-	case "no-change":
-		return "no change"
-	case "inconclusive":
-		return "inconclusive"
-	case "":
-		return "no verdict"
-	}
-	return v
+	"query": func(s string) (url.Values, error) { return url.ParseQuery(s) },
+	"badge": verdict.Verdict.Badge,
 }
 
 func newPages() (*pages, error) {

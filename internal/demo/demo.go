@@ -18,6 +18,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/perfbot/perfbot/internal/verdict"
 )
 
 // Effects of commits, in [Commit.Effect]. They match the verdicts of
@@ -34,23 +36,23 @@ const (
 	// 1.38x on the project's AMD EPYC hosts. Building both sides with
 	// [AlignCFLAGS], or linking [Placement.RestorePad] bytes of code first,
 	// removes the effect.
-	EffectTextAlignment = "text-alignment"
+	EffectTextAlignment = string(verdict.TextAlignment)
 	// EffectDataAlignment: drops an unused 16-byte global (data_range)
 	// that precedes data_kernel's two 16 KiB float arrays
 	// (y[i] += a*x[i], AVX2), which moves them from 0 to 16 mod 32, so
 	// half of their 32-byte loads split a cache line: data_ms about 1.49x.
 	// Linking [DataRestorePad] bytes of data first (tools/pad.c) restores
 	// the offset and the speed; [AlignCFLAGS] does not.
-	EffectDataAlignment = "data-alignment"
+	EffectDataAlignment = string(verdict.DataAlignment)
 	// EffectRealRegression: text_batch calls text_kernel a second time,
 	// over 30 % of the input in the "triage" and "bisect" histories (text_ms
 	// about 1.30x, also under AlignCFLAGS), over all of it in the "demo"
 	// history (about 2.0x). The new code sits after the kernel, so the
 	// kernel does not move.
-	EffectRealRegression = "real-regression"
+	EffectRealRegression = string(verdict.RealRegression)
 	// EffectNoChange: edits NOTES.md or a comment only; the binary is byte
 	// for byte the same as its parent's.
-	EffectNoChange = "no-change"
+	EffectNoChange = string(verdict.NoChange)
 	// EffectBuildFailure: half of a variable rename, so bench.c does not
 	// compile; the next commit (label "build-fix", EffectNoChange)
 	// finishes it, and builds the same binary as before the rename.

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/perfbot/perfbot/internal/verdict"
 )
 
 // Finding is one culprit and what it changed.
@@ -21,11 +23,11 @@ type Finding struct {
 	Branch  string `json:"branch"`
 	Repo    string `json:"repo"`
 	// The main metric: the first one found.
-	Job      string  `json:"job"`
-	Metric   string  `json:"metric"`
-	Change   float64 `json:"change"`  // percent
-	Verdict  string  `json:"verdict"` // the triage identifier (real-regression, text-alignment, ...)
-	Sentence string  `json:"sentence"`
+	Job      string          `json:"job"`
+	Metric   string          `json:"metric"`
+	Change   float64         `json:"change"` // percent
+	Verdict  verdict.Verdict `json:"verdict"`
+	Sentence string          `json:"sentence"`
 	// Metrics lists every job and metric the culprit moved, the main one
 	// first.
 	Metrics []MetricChange `json:"metrics"`
@@ -57,11 +59,11 @@ type Finding struct {
 
 // MetricChange is one metric the culprit moved.
 type MetricChange struct {
-	Job     string  `json:"job"`
-	Metric  string  `json:"metric"`
-	Change  float64 `json:"change"`
-	Better  string  `json:"better,omitempty"` // "lower" or "higher"
-	Verdict string  `json:"verdict"`
+	Job     string          `json:"job"`
+	Metric  string          `json:"metric"`
+	Change  float64         `json:"change"`
+	Better  string          `json:"better,omitempty"` // "lower" or "higher"
+	Verdict verdict.Verdict `json:"verdict"`
 }
 
 // Kind is what a finding is, for a subject line and for report policy.
@@ -78,14 +80,14 @@ const (
 
 // Kind classifies the finding by its main verdict.
 func (f *Finding) Kind() Kind {
-	switch f.Verdict {
-	case "real-regression":
+	switch v := f.Verdict; {
+	case v.IsRegression():
 		return Regression
-	case "real-improvement":
+	case v.IsImprovement():
 		return Improvement
-	case "text-alignment", "data-alignment":
+	case v.IsArtifact():
 		return Artifact
-	case "no-change":
+	case v.IsNoChange():
 		return NoChange
 	}
 	return Unclear

@@ -14,6 +14,7 @@ import (
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/metric"
 	"github.com/perfbot/perfbot/internal/store"
+	"github.com/perfbot/perfbot/internal/verdict"
 )
 
 // Point is one tested commit of a history.
@@ -89,7 +90,7 @@ type Culprit struct {
 	// text-alignment, ...); Change its change against its parent, in
 	// percent. Both are the finding's main ones when the finding does not
 	// list this metric.
-	Verdict string
+	Verdict verdict.Verdict
 	Change  float64
 	// State is the finding's state (untriaged, acknowledged, dismissed)
 	// and Reason why it was dismissed; Withdrawn is set when the culprit

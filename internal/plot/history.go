@@ -184,8 +184,8 @@ func History(w io.Writer, s *history.Series, opt HistoryOptions) error {
 		culprit, verdict, text := "", "none", ch.Note
 		if len(ch.Culprits) > 0 {
 			cu := ch.Culprits[0]
-			culprit, verdict = gitrev.Short(cu.Commit), cu.Verdict
-			text = culprit + " " + cu.Verdict
+			culprit, verdict = gitrev.Short(cu.Commit), string(cu.Verdict)
+			text = culprit + " " + string(cu.Verdict)
 			if len(ch.Culprits) > 1 {
 				text += fmt.Sprintf(" and %d more", len(ch.Culprits)-1)
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/perfbot/perfbot/internal/bisect"
 	"github.com/perfbot/perfbot/internal/compare"
+	"github.com/perfbot/perfbot/internal/report/doc"
 )
 
 // BisectReport is what WriteBisect prints: a bisection and its context.
@@ -352,18 +353,18 @@ func bisectJSON(b *bytes.Buffer, r *BisectReport) error {
 		Found      bool              `json:"found"`
 		Better     string            `json:"better"`
 		Result     *bisect.Result    `json:"result"`
-		Table      json.RawMessage   `json:"table,omitempty"`
+		Table      *doc.CompareTable `json:"table,omitempty"`
 		Command    string            `json:"command,omitempty"`
-	}{1, r.Job, r.Repo, r.Params, r.Mode, r.ModeDetail, r.Result.Found(), r.Result.Better.String(), r.Result, nil, r.Command}
+	}{doc.BisectVersion, r.Job, r.Repo, r.Params, r.Mode, r.ModeDetail, r.Result.Found(), r.Result.Better.String(), r.Result, nil, r.Command}
 	if doc.Mode == "" {
 		doc.Mode = "plain"
 	}
 	if r.Table != nil {
-		var tb bytes.Buffer
-		if err := WriteJSON(&tb, r.Table, Options{All: true}); err != nil {
+		t, err := compareTable(JobTable{Name: r.Job, Table: r.Table})
+		if err != nil {
 			return err
 		}
-		doc.Table = json.RawMessage(bytes.TrimSpace(tb.Bytes()))
+		doc.Table = &t
 	}
 	enc := json.NewEncoder(b)
 	enc.SetIndent("", "  ")

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/perfbot/perfbot/internal/compare"
+	"github.com/perfbot/perfbot/internal/report/doc"
 )
 
 // csvHeader names the CSV fields (see the package doc).
@@ -38,11 +39,11 @@ func WriteCSV(w io.Writer, t *compare.Table, opt Options) error {
 			cols = append(cols, 0)
 		}
 		for _, i := range cols {
-			var j jsonComparison
+			var j doc.Comparison
 			if i > 0 {
 				j = newJSONComparison(t, r, i)
 			} else {
-				j = jsonComparison{ColumnID: t.Columns[0].ID, Base: newJSONSummary(r.Cells[0].Summary), ChangeUnit: changeUnit(r)}
+				j = doc.Comparison{ColumnID: t.Columns[0].ID, Base: newJSONSummary(r.Cells[0].Summary), ChangeUnit: changeUnit(r)}
 			}
 			rec := []string{
 				r.Metric, r.Unit, r.Better.String(), fbool(r.KPI), fbool(r.Points), fbool(r.Changed()),
@@ -72,7 +73,7 @@ func WriteCSV(w io.Writer, t *compare.Table, opt Options) error {
 	return cw.Error()
 }
 
-func csvSummary(s jsonSummary) []string {
+func csvSummary(s doc.CompareSummary) []string {
 	return []string{
 		strconv.Itoa(s.N), csvNum(s.Mean), csvNum(s.Median), csvNum(s.Stddev), csvNum(s.RelStddev),
 		csvNum(s.Min), csvNum(s.Max), csvNum(s.CILo), csvNum(s.CIHi),

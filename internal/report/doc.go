@@ -91,31 +91,21 @@
 //
 // # json
 //
-// One object, always with every row; numbers that are NaN, ±Inf or
-// undefined (a summary of no samples, a missing comparison) are null:
-//
-//	version        1
-//	alpha, paired  the table's significance level and pairing
-//	regressions, improvements
-//	               as [Summary]
-//	columns[]      id, subject, variant, runs, failed
-//	metrics[]      metric, unit, better ("higher", "lower", "unknown"), kpi,
-//	               points, changed ([compare.Row.Changed]),
-//	               summaries[] (one per column, see below),
-//	               comparisons[] (one per non-base column, see below)
-//
-// A summary is n, mean, median, stddev (population), rel_stddev (percent),
-// min, max, ci_lo, ci_hi (the median's confidence interval), warnings
-// (strings, omitted when none) and, in summaries[] only, samples (the
-// values in run order, omitted when none). A comparison is column (its index),
-// column_id, base and new (summaries without samples), change
-// ([compare.Delta.Change]) and change_unit ("%" or "points"), stat_change,
-// ci_lo, ci_hi and confidence (the test's estimate of the change in
-// percent, its interval and the interval's coverage), p, test
-// ("mann-whitney", "wilcoxon" or ""), n, significant, regression,
-// improvement, lkp_changed, small (a significant change under the
-// table's [compare.Table.EffectPct]: not counted in regressions; omitted
-// when false) and warnings (strings).
+// A [doc.Compare] (version 2), always with every row and one table per
+// atomic job; docs/json.md is its contract and docs/schema/compare.json
+// its schema. Numbers that are NaN, ±Inf or undefined (a summary of no
+// samples, a missing comparison) are null. A summary is n, mean, median,
+// stddev (population), rel_stddev (percent), min, max, ci_lo, ci_hi (the
+// median's confidence interval), warnings (strings, omitted when none)
+// and, in summaries[] only, samples (the values in run order, omitted
+// when none). A comparison is column (its index), column_id, base and new
+// (summaries without samples), change ([compare.Delta.Change]) and
+// change_unit ("%" or "points"), stat_change, ci_lo, ci_hi and confidence
+// (the test's estimate of the change in percent, its interval and the
+// interval's coverage), p, test ("mann-whitney", "wilcoxon" or ""), n,
+// significant, regression, improvement, lkp_changed, small (a
+// significant change under the table's effect_pct, [compare.Table.EffectPct]:
+// not counted in regressions; omitted when false) and warnings.
 //
 // # csv
 //

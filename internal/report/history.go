@@ -14,6 +14,8 @@ import (
 
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/history"
+	"github.com/perfbot/perfbot/internal/report/doc"
+	"github.com/perfbot/perfbot/internal/verdict"
 )
 
 // HistoryOptions say how to write a history and what it is a history
@@ -51,7 +53,7 @@ func WriteHistory(w io.Writer, s *history.Series, opt HistoryOptions) error {
 			c, ok := change[i]
 			var hashes, verdicts []string
 			for _, cu := range c.Culprits {
-				hashes, verdicts = append(hashes, cu.Commit), append(verdicts, cu.Verdict)
+				hashes, verdicts = append(hashes, cu.Commit), append(verdicts, string(cu.Verdict))
 			}
 			step, lo, hi, pv := "", "", "", ""
 			if hasStep(p) {
@@ -159,6 +161,7 @@ func changeNote(c history.Change) string {
 // The JSON history (docs/watch.md).
 type (
 	historyJSON struct {
+		Version int             `json:"version"`
 		Job     string          `json:"job"`
 		JobKey  string          `json:"job_key"`
 		History string          `json:"history"`
@@ -199,18 +202,18 @@ type (
 		Note     string           `json:"note,omitempty"`
 	}
 	historyCulprit struct {
-		Commit    string  `json:"commit"`
-		Subject   string  `json:"subject"`
-		Verdict   string  `json:"verdict"`
-		Change    float64 `json:"change"`
-		State     string  `json:"state"`
-		Reason    string  `json:"reason,omitempty"`
-		Withdrawn bool    `json:"withdrawn"`
+		Commit    string          `json:"commit"`
+		Subject   string          `json:"subject"`
+		Verdict   verdict.Verdict `json:"verdict"`
+		Change    float64         `json:"change"`
+		State     string          `json:"state"`
+		Reason    string          `json:"reason,omitempty"`
+		Withdrawn bool            `json:"withdrawn"`
 	}
 )
 
 func writeHistoryJSON(w io.Writer, s *history.Series, opt HistoryOptions) error {
-	doc := historyJSON{Job: opt.JobName, JobKey: s.Job, History: opt.History, Variant: s.Variant, Branch: opt.Branch,
+	doc := historyJSON{Version: doc.HistoryVersion, Job: opt.JobName, JobKey: s.Job, History: opt.History, Variant: s.Variant, Branch: opt.Branch,
 		Metric: s.Metric, Unit: s.Unit, Better: s.Better.String(), Points: []historyPoint{}, Changes: []historyChange{}}
 	for _, p := range s.Points {
 		hp := historyPoint{Commit: p.Commit.Hash, Subject: p.Commit.Subject, Index: p.Index, Session: p.Session, Ref: p.Ref,

@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -18,15 +17,18 @@ type JobTable struct {
 }
 
 // WriteJobs writes the tables of several atomic jobs as one report: the
-// text formats one after another under a "job:" line, json as one document
-// with a jobs array, csv as one table with a leading job column, so that
-// machines can still read the output as one. One job is written as Write
-// writes its table.
+// text formats one after another under a "job:" line, json as one
+// [doc.Compare] with a table per job (the same shape for one job), csv as
+// one table with a leading job column, so that machines can still read the
+// output as one. One job is written in the other formats as Write writes
+// its table.
 func WriteJobs(w io.Writer, jobs []JobTable, opt Options) error {
+	if opt.Format == FormatJSON {
+		return writeCompareJSON(w, jobs)
+	}
 	if len(jobs) == 1 {
 		return Write(w, jobs[0].Table, opt)
 	}
-	var docs []json.RawMessage
 	for i, j := range jobs {
 		var buf bytes.Buffer
 		if err := Write(&buf, j.Table, opt); err != nil {
@@ -34,10 +36,7 @@ func WriteJobs(w io.Writer, jobs []JobTable, opt Options) error {
 		}
 		var err error
 		switch opt.Format {
-		case "json":
-			doc, _ := json.Marshal(map[string]any{"job": j.Name, "job_key": j.Key, "comparison": json.RawMessage(buf.Bytes())})
-			docs = append(docs, doc)
-		case "csv":
+		case FormatCSV:
 			err = writeCSVWithJob(w, buf.Bytes(), j.Name, i == 0)
 		default:
 			fmt.Fprintf(w, "job: %s\n\n", j.Name)
@@ -47,14 +46,6 @@ func WriteJobs(w io.Writer, jobs []JobTable, opt Options) error {
 		if err != nil {
 			return err
 		}
-	}
-	if docs != nil {
-		out, err := json.MarshalIndent(map[string]any{"jobs": docs}, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(w, "%s\n", out)
-		return err
 	}
 	return nil
 }

@@ -6,95 +6,12 @@ import (
 	"strconv"
 
 	"github.com/perfbot/perfbot/internal/compare"
+	"github.com/perfbot/perfbot/internal/report/doc"
 	"github.com/perfbot/perfbot/internal/stats"
 )
 
-// num is a float64 that marshals NaN and ±Inf as null.
-type num float64
-
-func (x num) MarshalJSON() ([]byte, error) {
-	if !finite(float64(x)) {
-		return []byte("null"), nil
-	}
-	return json.Marshal(float64(x))
-}
-
-// The JSON document; field names are documented in the package doc and
-// must stay stable.
-type (
-	jsonReport struct {
-		Version      int          `json:"version"`
-		Alpha        num          `json:"alpha"`
-		Paired       bool         `json:"paired"`
-		Regressions  int          `json:"regressions"`
-		Improvements int          `json:"improvements"`
-		Columns      []jsonColumn `json:"columns"`
-		Metrics      []jsonMetric `json:"metrics"`
-	}
-	jsonColumn struct {
-		ID      string `json:"id"`
-		Subject string `json:"subject"`
-		Variant string `json:"variant"`
-		Runs    int    `json:"runs"`
-		Failed  int    `json:"failed"`
-		// Machines took the column's runs (omitted when not recorded).
-		Machines []string `json:"machines,omitempty"`
-	}
-	jsonMetric struct {
-		Metric      string           `json:"metric"`
-		Unit        string           `json:"unit"`
-		Better      string           `json:"better"`
-		KPI         bool             `json:"kpi"`
-		Points      bool             `json:"points"`
-		Changed     bool             `json:"changed"`
-		Summaries   []jsonSummary    `json:"summaries"`
-		Comparisons []jsonComparison `json:"comparisons"`
-	}
-	jsonSummary struct {
-		N         int      `json:"n"`
-		Mean      *num     `json:"mean"`
-		Median    *num     `json:"median"`
-		Stddev    *num     `json:"stddev"`
-		RelStddev *num     `json:"rel_stddev"`
-		Min       *num     `json:"min"`
-		Max       *num     `json:"max"`
-		CILo      *num     `json:"ci_lo"`
-		CIHi      *num     `json:"ci_hi"`
-		Samples   []num    `json:"samples,omitempty"`
-		Warnings  []string `json:"warnings,omitempty"`
-	}
-	jsonComparison struct {
-		Column      int         `json:"column"`
-		ColumnID    string      `json:"column_id"`
-		Base        jsonSummary `json:"base"`
-		New         jsonSummary `json:"new"`
-		Change      *num        `json:"change"`
-		ChangeUnit  string      `json:"change_unit"`
-		StatChange  *num        `json:"stat_change"`
-		CILo        *num        `json:"ci_lo"`
-		CIHi        *num        `json:"ci_hi"`
-		Confidence  *num        `json:"confidence"`
-		P           *num        `json:"p"`
-		Test        string      `json:"test"`
-		N           int         `json:"n"`
-		Significant bool        `json:"significant"`
-		Regression  bool        `json:"regression"`
-		Improvement bool        `json:"improvement"`
-		LKPChanged  bool        `json:"lkp_changed"`
-		// Small: a significant change under the table's EffectPct, not
-		// counted in regressions (omitted when not).
-		Small    bool     `json:"small,omitempty"`
-		Warnings []string `json:"warnings"`
-	}
-)
-
-func pnum(x float64) *num {
-	n := num(x)
-	return &n
-}
-
-func newJSONSummary(s stats.Summary) jsonSummary {
-	j := jsonSummary{N: s.N}
+func newJSONSummary(s stats.Summary) doc.CompareSummary {
+	j := doc.CompareSummary{N: s.N}
 	for _, e := range s.Warnings {
 		if e != nil {
 			j.Warnings = append(j.Warnings, e.Error())
@@ -103,14 +20,14 @@ func newJSONSummary(s stats.Summary) jsonSummary {
 	if s.N == 0 {
 		return j
 	}
-	j.Mean, j.Median, j.Stddev, j.RelStddev = pnum(s.Mean), pnum(s.Median), pnum(s.Stddev), pnum(s.RelStddev)
-	j.Min, j.Max, j.CILo, j.CIHi = pnum(s.Min), pnum(s.Max), pnum(s.Lo), pnum(s.Hi)
+	j.Mean, j.Median, j.Stddev, j.RelStddev = doc.PNum(s.Mean), doc.PNum(s.Median), doc.PNum(s.Stddev), doc.PNum(s.RelStddev)
+	j.Min, j.Max, j.CILo, j.CIHi = doc.PNum(s.Min), doc.PNum(s.Max), doc.PNum(s.Lo), doc.PNum(s.Hi)
 	return j
 }
 
-func newJSONComparison(t *compare.Table, r *compare.Row, i int) jsonComparison {
+func newJSONComparison(t *compare.Table, r *compare.Row, i int) doc.Comparison {
 	c := r.Cells[i]
-	j := jsonComparison{
+	j := doc.Comparison{
 		Column:     i,
 		ColumnID:   t.Columns[i].ID,
 		Base:       newJSONSummary(r.Cells[0].Summary),
@@ -120,11 +37,11 @@ func newJSONComparison(t *compare.Table, r *compare.Row, i int) jsonComparison {
 	}
 	if d := c.Delta; d != nil {
 		s := d.Stat
-		j.Change = pnum(d.Change)
+		j.Change = doc.PNum(d.Change)
 		if s.Test != "" {
-			j.StatChange, j.CILo, j.CIHi, j.P = pnum(s.Change), pnum(s.Lo), pnum(s.Hi), pnum(s.P)
+			j.StatChange, j.CILo, j.CIHi, j.P = doc.PNum(s.Change), doc.PNum(s.Lo), doc.PNum(s.Hi), doc.PNum(s.P)
 			if s.Confidence > 0 {
-				j.Confidence = pnum(s.Confidence)
+				j.Confidence = doc.PNum(s.Confidence)
 			}
 		}
 		j.Test, j.N = s.Test, s.N
@@ -146,59 +63,83 @@ func changeUnit(r *compare.Row) string {
 	return "%"
 }
 
-// WriteJSON prints t as one JSON object with every row (see the package
-// doc for the fields); opt.All is ignored.
+// WriteJSON prints t as a [doc.Compare] of one table (job "": a
+// comparison of files, or of one job's revisions where the caller does not
+// name it; [WriteJobs] does), with every row; opt.All is ignored.
 func WriteJSON(w io.Writer, t *compare.Table, opt Options) error {
+	return writeCompareJSON(w, []JobTable{{Table: t}})
+}
+
+// writeCompareJSON prints the tables as one [doc.Compare].
+func writeCompareJSON(w io.Writer, jobs []JobTable) error {
+	out := doc.Compare{Version: doc.CompareVersion, Tables: []doc.CompareTable{}}
+	for _, j := range jobs {
+		t, err := compareTable(j)
+		if err != nil {
+			return err
+		}
+		out.Regressions += t.Regressions
+		out.Improvements += t.Improvements
+		out.Tables = append(out.Tables, t)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}
+
+// compareTable is one table of a [doc.Compare], every row.
+func compareTable(j JobTable) (doc.CompareTable, error) {
+	t := j.Table
 	if err := check("json", t); err != nil {
-		return err
+		return doc.CompareTable{}, err
 	}
 	reg, imp := Summary(t)
-	doc := jsonReport{
-		Version:      1,
-		Alpha:        num(t.Alpha),
+	out := doc.CompareTable{
+		Job:          j.Name,
+		JobKey:       j.Key,
+		Alpha:        doc.Num(t.Alpha),
+		EffectPct:    doc.Num(t.EffectPct),
 		Paired:       t.Paired,
 		Regressions:  reg,
 		Improvements: imp,
-		Columns:      []jsonColumn{},
-		Metrics:      []jsonMetric{},
+		Columns:      []doc.CompareColumn{},
+		Metrics:      []doc.CompareMetric{},
 	}
 	for _, c := range t.Columns {
-		doc.Columns = append(doc.Columns, jsonColumn{c.ID, c.Subject, c.Variant, c.Runs, c.Failed, c.Machines})
+		out.Columns = append(out.Columns, doc.CompareColumn{ID: c.ID, Subject: c.Subject, Variant: c.Variant, Runs: c.Runs, Failed: c.Failed, Machines: c.Machines})
 	}
 	for k := range t.Rows {
 		r := &t.Rows[k]
-		m := jsonMetric{
+		m := doc.CompareMetric{
 			Metric:      r.Metric,
 			Unit:        r.Unit,
 			Better:      r.Better.String(),
 			KPI:         r.KPI,
 			Points:      r.Points,
 			Changed:     r.Changed(),
-			Summaries:   []jsonSummary{},
-			Comparisons: []jsonComparison{},
+			Summaries:   []doc.CompareSummary{},
+			Comparisons: []doc.Comparison{},
 		}
 		for i, c := range r.Cells {
 			s := newJSONSummary(c.Summary)
-			s.Samples = make([]num, len(c.Samples))
+			s.Samples = make([]doc.Num, len(c.Samples))
 			for k, x := range c.Samples {
-				s.Samples[k] = num(x)
+				s.Samples[k] = doc.Num(x)
 			}
 			m.Summaries = append(m.Summaries, s)
 			if i > 0 {
 				m.Comparisons = append(m.Comparisons, newJSONComparison(t, r, i))
 			}
 		}
-		doc.Metrics = append(doc.Metrics, m)
+		out.Metrics = append(out.Metrics, m)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(doc)
+	return out, nil
 }
 
 // csvNum formats a number for CSV: shortest exact form, "" for NaN and
 // undefined values, "+Inf" and "-Inf".
-func csvNum(x *num) string {
+func csvNum(x *doc.Num) string {
 	if x == nil {
 		return ""
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/perfbot/perfbot/internal/layout"
+	"github.com/perfbot/perfbot/internal/report/doc"
 )
 
 func layoutHex(x uint64) string { return fmt.Sprintf("%#x", x) }
@@ -108,7 +109,7 @@ func WriteLayoutJSON(w io.Writer, d *layout.DiffResult, opt LayoutOptions) error
 	top, maxRuns, maxPairs := opt.layoutLimits()
 	st := d.Stats
 	out := layoutJSON{
-		Version: 1, A: layoutBinary(d.A), B: layoutBinary(d.B),
+		Version: doc.LayoutVersion, A: layoutBinary(d.A), B: layoutBinary(d.B),
 		Ranking: string(d.Ranking), Profile: d.Profile,
 		Stats: layoutStatsJSON{st.Matched, st.Added, st.Removed, st.Moved, st.Off64Changed, st.LinesChanged,
 			st.NewStraddles, st.LostStraddles, st.SharedGained, st.SharedLost},

@@ -504,7 +504,8 @@ func TestBenchstatMatchesBenchstat(t *testing.T) {
 
 // jsonDoc mirrors the documented JSON fields, for reading them back.
 type jsonDoc struct {
-	Version      int      `json:"version"`
+	Job          string   `json:"job"`
+	JobKey       string   `json:"job_key"`
 	Alpha        *float64 `json:"alpha"`
 	Paired       bool     `json:"paired"`
 	Regressions  int      `json:"regressions"`
@@ -551,13 +552,20 @@ func TestJSONParsesBack(t *testing.T) {
 	if err := WriteJSON(&b, seedTable(), Options{}); err != nil {
 		t.Fatal(err)
 	}
-	var doc jsonDoc
+	var top struct {
+		Version, Regressions, Improvements int
+		Tables                             []jsonDoc
+	}
 	dec := json.NewDecoder(&b)
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&doc); err != nil {
+	if err := dec.Decode(&top); err != nil {
 		t.Fatal(err)
 	}
-	if doc.Version != 1 || *doc.Alpha != 0.05 || !doc.Paired || doc.Regressions != 1 || doc.Improvements != 0 {
+	if top.Version != 2 || len(top.Tables) != 1 || top.Regressions != 1 || top.Tables[0].Job != "" {
+		t.Fatalf("document = version %d, %d regressions, %d tables", top.Version, top.Regressions, len(top.Tables))
+	}
+	doc := top.Tables[0]
+	if *doc.Alpha != 0.05 || !doc.Paired || doc.Regressions != 1 || doc.Improvements != 0 {
 		t.Errorf("header = %+v", doc)
 	}
 	if len(doc.Columns) != 3 || doc.Columns[1].ID != "6613d82e617dd7eb8b0c40b2fe3acea655b1d611" || doc.Columns[2].Runs != 10 {
@@ -584,10 +592,11 @@ func TestJSONParsesBack(t *testing.T) {
 	if err := WriteJSON(&b, edgeTable(), Options{}); err != nil {
 		t.Fatal(err)
 	}
-	doc = jsonDoc{}
-	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+	top.Tables = nil
+	if err := json.Unmarshal(b.Bytes(), &top); err != nil || len(top.Tables) != 1 {
 		t.Fatalf("%v in\n%s", err, b.String())
 	}
+	doc = top.Tables[0]
 	byName := make(map[string]int)
 	for i, m := range doc.Metrics {
 		byName[m.Metric] = i

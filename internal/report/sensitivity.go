@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/perfbot/perfbot/internal/report/doc"
 	"github.com/perfbot/perfbot/internal/sensitivity"
 )
 
@@ -19,12 +20,13 @@ func WriteSensitivity(w io.Writer, r *sensitivity.Result, format Format) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
+			Version int                  `json:"version"`
 			Commit  string               `json:"commit"`
 			Preset  string               `json:"preset"`
 			Layouts []string             `json:"layouts"`
 			Metrics []sensitivity.Metric `json:"metrics"`
 			Sizes   []sensitivity.Size   `json:"sizes"`
-		}{r.Commit.Hash, r.Preset, r.Layouts, r.Metrics, r.Sizes})
+		}{doc.SensitivityVersion, r.Commit.Hash, r.Preset, r.Layouts, r.Metrics, r.Sizes})
 	}
 	if format != "" && format != "text" {
 		return fmt.Errorf("sensitivity: unknown format %q (valid: text, json)", format)

@@ -13,6 +13,7 @@ import (
 	"github.com/perfbot/perfbot/internal/metric"
 	"github.com/perfbot/perfbot/internal/testutil"
 	"github.com/perfbot/perfbot/internal/triage"
+	"github.com/perfbot/perfbot/internal/verdict"
 )
 
 var (
@@ -44,7 +45,7 @@ func triageSeedResult() *triage.Result {
 	padded := []float64{303161, 302900, 303400, 303000, 303300, 303100, 302800, 303500, 303200, 303050}
 	c := func(h, v string) compare.Column { return compare.Column{ID: h, Variant: v} }
 	return &triage.Result{
-		Verdict:  triage.DataAlignment,
+		Verdict:  verdict.DataAlignment,
 		Sentence: "The -7.9% change in stress-ng.mutex.ops_per_sec is a data alignment artifact, not a real change: padding 16 bytes into .bss so that mds_idle_clear gets back its offset 0 in its cache line gives back the base figure (+0.3% against the base); across 4 code/data layouts the change is -0.4% (99% CI -9.8% to +9.9%, not significant).",
 		Metric:   "stress-ng.mutex.ops_per_sec", Unit: "ops/s", Better: metric.HigherIsBetter,
 		Job: "stress-ng/mutex", Preset: "kernel", Base: triageBase, Changed: triageChanged,
@@ -158,7 +159,7 @@ func triageCrashResult() *triage.Result {
 	base := []float64{302318, 301900, 302700, 302100, 302500, 302300, 302000, 302600, 302200, 302400}
 	changed := []float64{302300, 301950, 302650, 302150, 302450, 302350}
 	return &triage.Result{
-		Verdict:  triage.Inconclusive,
+		Verdict:  verdict.Inconclusive,
 		Sentence: "Inconclusive: stress-ng.mutex.ops_per_sec changes by +0.0% in the plain build (same); the commits fail at different rates: changed fails in 4 of 10 runs, base in 0 of 10.",
 		Metric:   "stress-ng.mutex.ops_per_sec", Unit: "ops/s", Better: metric.HigherIsBetter,
 		Job: "stress-ng/mutex", Preset: "kernel", Base: triageBase, Changed: triageChanged, Identical: true,
@@ -208,7 +209,7 @@ func nan() float64 {
 // that alignment hides it in the plain build.
 func TestTriageMaskedRegression(t *testing.T) {
 	r := &triage.Result{
-		Verdict: triage.RealRegression,
+		Verdict: verdict.RealRegression,
 		Sentence: "bbbbbbbbbbbb makes t_ms 50.0% worse than aaaaaaaaaaaa: a real regression, not an alignment artifact; built with functions and loops aligned to 64 bytes the change is +50.0% (98% CI +48.0% to +52.0%), and no data object moved in its cache line; " +
 			"the layout sweep agrees: across 4 code/data layouts the change is +45.0% (99% CI -20.0% to +150.0%, not significant). The plain comparison disagrees (-9.1%, different): alignment reverses it there.",
 		Metric: "t_ms", Unit: "ms", Better: metric.LowerIsBetter, Job: "bench", Preset: "c", Base: triageBase, Changed: triageChanged,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/triage"
+	"github.com/perfbot/perfbot/internal/verdict"
 )
 
 func writeTriageEmail(w io.Writer, r *triage.Result, opt TriageOptions) error {
@@ -87,17 +88,17 @@ func triageUnit(u string) string {
 	return u + ", "
 }
 
-func triageSubject(v triage.Verdict) string {
+func triageSubject(v verdict.Verdict) string {
 	switch v {
-	case triage.RealRegression:
+	case verdict.RealRegression:
 		return "a real regression"
-	case triage.RealImprovement:
+	case verdict.RealImprovement:
 		return "a real improvement"
-	case triage.TextAlignment:
+	case verdict.TextAlignment:
 		return "text alignment artifact, not a real change"
-	case triage.DataAlignment:
+	case verdict.DataAlignment:
 		return "data alignment artifact, not a real change"
-	case triage.NoChange:
+	case verdict.NoChange:
 		return "no change"
 	}
 	return "inconclusive"

@@ -1,4 +1,4 @@
-// The JSON report of a triage, and the types it encodes.
+// The JSON report of a triage: a doc.Triage.
 
 package report
 
@@ -10,190 +10,60 @@ import (
 	"math"
 
 	"github.com/perfbot/perfbot/internal/metric"
+	"github.com/perfbot/perfbot/internal/report/doc"
 	"github.com/perfbot/perfbot/internal/triage"
 )
 
-// triageJSON is the JSON form of a triage; field names are stable.
-type triageJSON struct {
-	Verdict      triage.Verdict    `json:"verdict"`
-	Real         bool              `json:"real"`
-	Sentence     string            `json:"sentence"`
-	Metric       triageMetricJSON  `json:"metric"`
-	Job          string            `json:"job"`
-	Preset       string            `json:"preset"`
-	Base         triageCommitJSON  `json:"base"`
-	Changed      triageCommitJSON  `json:"changed"`
-	Change       *float64          `json:"change"`
-	Robust       *triageRobustJSON `json:"robust,omitempty"`
-	Disagreement string            `json:"disagreement,omitempty"`
-	DecidedBy    []string          `json:"decided_by"`
-	Identical    bool              `json:"identical"`
-	Experiments  []triageExpJSON   `json:"experiments"`
-	Suspects     []triage.Suspect  `json:"suspects"`
-	Padding      string            `json:"padding,omitempty"`
-	SourcePatch  *triagePatchJSON  `json:"source_patch,omitempty"`
-	Notes        []string          `json:"notes"`
-	Budget       triageBudgetJSON  `json:"budget"`
-	Resumed      bool              `json:"resumed"`
-}
-
-type triagePatchJSON struct {
-	Root      string   `json:"root"`
-	Suspect   string   `json:"suspect"`
-	File      string   `json:"file"`
-	Line      int      `json:"line"`
-	Section   string   `json:"section"`
-	Bytes     uint64   `json:"bytes"`
-	Align     uint64   `json:"align"`
-	Exact     bool     `json:"exact"`
-	Check     string   `json:"check"`
-	Restored  bool     `json:"restored"`
-	Identical bool     `json:"identical"`
-	Notes     []string `json:"notes"`
-	Diff      string   `json:"diff"`
-}
-
-type triageMetricJSON struct {
-	Name   string `json:"name"`
-	Unit   string `json:"unit"`
-	Better string `json:"better"`
-}
-
-type triageCommitJSON struct {
-	Commit  string `json:"commit"`
-	Subject string `json:"subject"`
-}
-
-type triageRobustJSON struct {
-	Layouts            int      `json:"layouts"`
-	Change             *float64 `json:"change"`
-	Lo                 *float64 `json:"lo"`
-	Hi                 *float64 `json:"hi"`
-	P                  *float64 `json:"p"`
-	Confidence         *float64 `json:"confidence"`
-	Significant        bool     `json:"significant"`
-	SensitivityBase    *float64 `json:"sensitivity_base"`
-	SensitivityChanged *float64 `json:"sensitivity_changed"`
-	LayoutP            *float64 `json:"layout_p"`
-	WithinCV           *float64 `json:"within_cv"`
-}
-
-type triageExpJSON struct {
-	Name       string             `json:"name"`
-	Title      string             `json:"title"`
-	Outcome    string             `json:"outcome"`
-	Change     *float64           `json:"change"`
-	Lo         *float64           `json:"lo"`
-	Hi         *float64           `json:"hi"`
-	P          *float64           `json:"p"`
-	Confidence *float64           `json:"confidence"`
-	Runs       int                `json:"runs"`
-	Looks      int                `json:"looks"`
-	Reason     string             `json:"reason"`
-	Columns    []triageColumnJSON `json:"columns"`
-	Layouts    []triageLayoutJSON `json:"layouts,omitempty"`
-}
-
-type triageColumnJSON struct {
-	Label   string   `json:"label"`
-	Commit  string   `json:"commit"`
-	Variant string   `json:"variant"`
-	N       int      `json:"n"`
-	Failed  int      `json:"failed"`
-	Median  *float64 `json:"median"`
-	Change  *float64 `json:"change,omitempty"`
-	// Values are the runs' values, sorted.
-	Values []float64 `json:"values"`
-}
-
-type triageLayoutJSON struct {
-	Variant string   `json:"variant"`
-	Base    *float64 `json:"base"`
-	Changed *float64 `json:"changed"`
-	Change  *float64 `json:"change"`
-	N       int      `json:"n"`
-	// BaseValues and ChangedValues are the runs' values under the layout.
-	BaseValues    []float64 `json:"base_values"`
-	ChangedValues []float64 `json:"changed_values"`
-}
-
-type triageBudgetJSON struct {
-	Runs        int     `json:"runs"`
-	NewRuns     int     `json:"new_runs"`
-	Builds      int     `json:"builds"`
-	NewBuilds   int     `json:"new_builds"`
-	FixedRuns   int     `json:"fixed_runs"`
-	WallSeconds float64 `json:"wall_seconds"`
-}
-
-// triageNum is x, or nil (JSON null) when not finite.
-func triageNum(x float64) *float64 {
-	if !finite(x) {
-		return nil
-	}
-	return &x
-}
-
-// finiteValues is xs without NaN and infinities (which JSON cannot hold),
-// never null.
-func finiteValues(xs []float64) []float64 {
-	out := make([]float64, 0, len(xs))
-	for _, x := range xs {
-		if finite(x) {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
 func writeTriageJSON(w io.Writer, r *triage.Result) error {
-	out := triageJSON{
-		Verdict: r.Verdict, Real: r.Verdict.Real(), Sentence: r.Sentence,
-		Metric: triageMetricJSON{Name: r.Metric, Unit: r.Unit, Better: map[bool]string{true: "higher", false: "lower"}[r.Better == metric.HigherIsBetter]},
+	out := doc.Triage{
+		Version: doc.TriageVersion,
+		Verdict: r.Verdict, Real: r.Verdict.IsReal(), Sentence: r.Sentence,
+		Metric: doc.TriageMetric{Name: r.Metric, Unit: r.Unit, Better: map[bool]string{true: "higher", false: "lower"}[r.Better == metric.HigherIsBetter]},
 		Job:    r.Job, Preset: r.Preset,
-		Base:    triageCommitJSON{r.Base.Hash, r.Base.Subject},
-		Changed: triageCommitJSON{r.Changed.Hash, r.Changed.Subject},
-		Change:  triageNum(r.Change), Disagreement: r.Disagreement, Identical: r.Identical,
-		Experiments: []triageExpJSON{}, Suspects: r.Suspects, Padding: r.Padding, Notes: r.Notes,
-		Budget: triageBudgetJSON{Runs: r.Runs, NewRuns: r.NewRuns, Builds: r.Builds, NewBuilds: r.NewBuilds,
+		Base:    doc.TriageCommit{Commit: r.Base.Hash, Subject: r.Base.Subject},
+		Changed: doc.TriageCommit{Commit: r.Changed.Hash, Subject: r.Changed.Subject},
+		Change:  doc.Float(r.Change), Disagreement: r.Disagreement, Identical: r.Identical,
+		Experiments: []doc.TriageExperiment{}, Suspects: []doc.Suspect{}, Padding: r.Padding, Notes: r.Notes,
+		Budget: doc.TriageBudget{Runs: r.Runs, NewRuns: r.NewRuns, Builds: r.Builds, NewBuilds: r.NewBuilds,
 			FixedRuns: r.FixedRuns, WallSeconds: math.Round(r.Wall.Seconds()*10) / 10},
 		Resumed: r.Resumed,
 	}
 	if sp := r.SourcePatch; sp != nil {
-		out.SourcePatch = &triagePatchJSON{Root: sp.Root, Suspect: sp.Suspect, File: sp.File, Line: sp.Line, Section: sp.Section,
+		out.SourcePatch = &doc.TriagePatch{Root: sp.Root, Suspect: sp.Suspect, File: sp.File, Line: sp.Line, Section: sp.Section,
 			Bytes: sp.Bytes, Align: sp.Align, Exact: sp.Exact, Check: sp.Check, Restored: sp.Restored, Identical: sp.Identical, Notes: append([]string{}, sp.Notes...), Diff: sp.Diff}
 	}
 	out.DecidedBy = []string{}
 	for _, n := range r.DecidedBy {
 		out.DecidedBy = append(out.DecidedBy, string(n))
 	}
-	if out.Suspects == nil {
-		out.Suspects = []triage.Suspect{}
+	for _, sp := range r.Suspects {
+		out.Suspects = append(out.Suspects, doc.Suspect{Name: sp.Name, Kind: string(sp.Kind), Section: sp.Section,
+			OffsetBefore: sp.OffBase, OffsetAfter: sp.OffChanged, Why: sp.Why})
 	}
 	if out.Notes == nil {
 		out.Notes = []string{}
 	}
 	if rb := r.Robust; rb != nil {
-		out.Robust = &triageRobustJSON{Layouts: rb.Layouts, Change: triageNum(rb.Change), Lo: triageNum(rb.Lo), Hi: triageNum(rb.Hi),
-			P: triageNum(rb.P), Confidence: triageNum(rb.Confidence), Significant: rb.Significant,
-			SensitivityBase: triageNum(rb.SensitivityBase), SensitivityChanged: triageNum(rb.SensitivityChanged),
-			LayoutP: triageNum(rb.LayoutP), WithinCV: triageNum(rb.WithinCV)}
+		out.Robust = &doc.TriageRobust{Layouts: rb.Layouts, Change: doc.Float(rb.Change), Lo: doc.Float(rb.Lo), Hi: doc.Float(rb.Hi),
+			P: doc.Float(rb.P), Confidence: doc.Float(rb.Confidence), Significant: rb.Significant,
+			SensitivityBase: doc.Float(rb.SensitivityBase), SensitivityChanged: doc.Float(rb.SensitivityChanged),
+			LayoutP: doc.Float(rb.LayoutP), WithinCV: doc.Float(rb.WithinCV)}
 	}
 	for _, e := range r.Experiments {
-		je := triageExpJSON{Name: string(e.Name), Title: e.Title, Outcome: string(e.Outcome), Change: triageNum(e.Change), Lo: triageNum(e.Lo),
-			Hi: triageNum(e.Hi), P: triageNum(e.P), Confidence: triageNum(e.Confidence), Runs: e.Runs, Looks: e.Looks, Reason: e.Reason,
-			Columns: []triageColumnJSON{}}
+		je := doc.TriageExperiment{Name: string(e.Name), Title: e.Title, Outcome: string(e.Outcome), Change: doc.Float(e.Change), Lo: doc.Float(e.Lo),
+			Hi: doc.Float(e.Hi), P: doc.Float(e.P), Confidence: doc.Float(e.Confidence), Runs: e.Runs, Looks: e.Looks, Reason: e.Reason,
+			Columns: []doc.TriageColumn{}}
 		for i, c := range e.Columns {
-			jc := triageColumnJSON{Label: c.Label, Commit: c.Commit, Variant: c.Variant, N: c.N, Failed: c.Failed, Median: triageNum(c.Median),
-				Values: finiteValues(c.Values)}
+			jc := doc.TriageColumn{Label: c.Label, Commit: c.Commit, Variant: c.Variant, N: c.N, Failed: c.Failed, Median: doc.Float(c.Median),
+				Values: doc.FiniteValues(c.Values)}
 			if i > 0 {
-				jc.Change = triageNum(c.Change)
+				jc.Change = doc.Float(c.Change)
 			}
 			je.Columns = append(je.Columns, jc)
 		}
 		for _, l := range e.Layouts {
-			je.Layouts = append(je.Layouts, triageLayoutJSON{Variant: l.Variant, Base: triageNum(l.Base), Changed: triageNum(l.Changed), Change: triageNum(l.Change), N: l.N,
-				BaseValues: finiteValues(l.BaseValues), ChangedValues: finiteValues(l.ChangedValues)})
+			je.Layouts = append(je.Layouts, doc.TriageLayout{Variant: l.Variant, Base: doc.Float(l.Base), Changed: doc.Float(l.Changed), Change: doc.Float(l.Change), N: l.N,
+				BaseValues: doc.FiniteValues(l.BaseValues), ChangedValues: doc.FiniteValues(l.ChangedValues)})
 		}
 		out.Experiments = append(out.Experiments, je)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/perfbot/perfbot/internal/knobs"
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/testutil"
+	"github.com/perfbot/perfbot/internal/verdict"
 )
 
 // BenchmarkTriageDemo measures what triage spends on each case of the
@@ -44,7 +45,7 @@ func BenchmarkTriageDemo(b *testing.B) {
 				b.Logf("%s: %s, %d runs, %v", c.label, res.Verdict, res.Runs, res.Wall.Round(time.Millisecond))
 				runs += res.Runs
 				builds += res.Builds
-				if res.Verdict == c.want || (res.Verdict == NoChange && plainSame(res) && c.want.Alignment()) {
+				if res.Verdict == c.want || (res.Verdict == verdict.NoChange && plainSame(res) && c.want.IsArtifact()) {
 					// Where the alignment shift costs nothing on this
 					// CPU (the plain builds measure the same), no-change
 					// is right (TestDemoVerdicts).

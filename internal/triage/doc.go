@@ -5,7 +5,7 @@
 // It works the way a 0-day engineer triages a report by hand: rebuild with
 // forced alignment, rebuild under other layouts, pad the moved symbol back
 // and see whether the old figure returns. [Run] returns a [Result]: the
-// [Verdict] and its sentence, each [Experiment] that ran (a [Column] per
+// [verdict.Verdict] and its sentence, each [Experiment] that ran (a [Column] per
 // build, and for the layout sweep a [LayoutRow] per layout), the estimate
 // across layouts ([Robust]) and the layout diff's top symbols ([Suspect]).
 //

@@ -10,6 +10,7 @@ import (
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/layout"
 	"github.com/perfbot/perfbot/internal/stats"
+	"github.com/perfbot/perfbot/internal/verdict"
 )
 
 // startRuns is the first look of the paired experiments, Pinpoint's.
@@ -97,7 +98,7 @@ func (e *engine) run(ctx context.Context) (*Result, error) {
 		if e.plain == nil || e.plain.exp == nil || e.plain.exp.Outcome == OutcomeFailed {
 			e.res.Change = math.NaN()
 		}
-		return e.finish(Inconclusive), nil
+		return e.finish(verdict.Inconclusive), nil
 	}
 	return res, err
 }
@@ -149,7 +150,7 @@ func (e *engine) decide(ctx context.Context) (*Result, error) {
 		if e.plain.d.Decision != stats.Different {
 			// Only the first look's runs: the verdict rests on the builds.
 			e.byIdentity = true
-			return e.finish(NoChange), nil
+			return e.finish(verdict.NoChange), nil
 		}
 		// The runs see a change the artifacts do not: it lives elsewhere.
 		r.Notes = append(r.Notes, fmt.Sprintf("the build artifacts (%s) load byte-identical code and data, yet the plain comparison shows %+.1f%% (%s): "+
@@ -161,7 +162,7 @@ func (e *engine) decide(ctx context.Context) (*Result, error) {
 			// Builds that fail at different rates are never "no change":
 			// a no-change verdict waits until their failures settle.
 			x := e.failsPending()
-			if v != NoChange || x == nil {
+			if v != verdict.NoChange || x == nil {
 				return e.finish(v), nil
 			}
 			if err := e.look(ctx, x); err != nil {
@@ -171,7 +172,7 @@ func (e *engine) decide(ctx context.Context) (*Result, error) {
 		}
 		s := e.next()
 		if s == nil {
-			return e.finish(Inconclusive), nil
+			return e.finish(verdict.Inconclusive), nil
 		}
 		if err := s(ctx); err != nil {
 			return nil, err

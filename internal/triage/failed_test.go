@@ -13,6 +13,7 @@ import (
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/testutil"
+	"github.com/perfbot/perfbot/internal/verdict"
 )
 
 // scriptRepo is a git repository whose benchmark is bench.sh, with one
@@ -108,10 +109,10 @@ func TestChangeOutsideArtifacts(t *testing.T) {
 	if !res.Identical {
 		t.Errorf("Identical = false: layout.txt is the same in both commits")
 	}
-	if res.Verdict == NoChange {
+	if res.Verdict == verdict.NoChange {
 		t.Fatalf("verdict no-change although every run of the changed commit is twice as slow: %s", res.Sentence)
 	}
-	if res.Verdict != RealRegression {
+	if res.Verdict != verdict.RealRegression {
 		t.Errorf("verdict %s, want real-regression (the sweep of 4 layouts shows +100%%)", res.Verdict)
 	}
 	if !strings.Contains(strings.Join(res.Notes, "\n"), "outside build.artifacts") {
@@ -127,7 +128,7 @@ func TestChangeOutsideArtifacts(t *testing.T) {
 func TestIdenticalBuildsNoChange(t *testing.T) {
 	s := newScriptRepo(t, steady, steady+"# a comment\n")
 	res := s.triage(t)
-	if res.Verdict != NoChange || !res.Identical || len(res.Experiments) != 1 || res.Runs != 20 {
+	if res.Verdict != verdict.NoChange || !res.Identical || len(res.Experiments) != 1 || res.Runs != 20 {
 		t.Errorf("verdict %s, identical %v, %d experiments, %d runs; want no-change from identical builds after 10 pairs",
 			res.Verdict, res.Identical, len(res.Experiments), res.Runs)
 	}
@@ -139,10 +140,10 @@ func TestIdenticalBuildsNoChange(t *testing.T) {
 func TestCrashingChangeIsNotNoChange(t *testing.T) {
 	s := newScriptRepo(t, steady, "if [ $((N % 3)) -eq 0 ]; then echo boom >&2; exit 3; fi\n"+steady)
 	res := s.triage(t)
-	if res.Verdict == NoChange {
+	if res.Verdict == verdict.NoChange {
 		t.Fatalf("verdict no-change although the changed commit crashes in a third of its runs: %s", res.Sentence)
 	}
-	if res.Verdict != Inconclusive {
+	if res.Verdict != verdict.Inconclusive {
 		t.Errorf("verdict %s, want inconclusive", res.Verdict)
 	}
 	plain := res.Experiments[0]
@@ -172,7 +173,7 @@ func TestCrashingChangeIsNotNoChange(t *testing.T) {
 func TestMostRunsFail(t *testing.T) {
 	s := newScriptRepo(t, steady, "if [ $((N % 4)) -ne 0 ]; then echo segfault >&2; exit 139; fi\n"+steady)
 	res := s.triage(t)
-	if res.Verdict != Inconclusive {
+	if res.Verdict != verdict.Inconclusive {
 		t.Fatalf("verdict %s, want inconclusive", res.Verdict)
 	}
 	if !strings.Contains(res.Sentence, "runs of changed failed") || !strings.Contains(res.Sentence, "exit status 139") {
@@ -199,7 +200,7 @@ func TestSimulatedFailures(t *testing.T) {
 			m := quiet
 			m.failChanged = 0.3
 			res, _ := simTriage(t, m, seed)
-			if res.Verdict == NoChange {
+			if res.Verdict == verdict.NoChange {
 				t.Fatalf("seed %d: no-change although the changed commit crashes in 30%% of its runs: %s %q", seed, res.Sentence, res.Notes)
 			}
 			tab := res.Experiments[0].Table
@@ -214,7 +215,7 @@ func TestSimulatedFailures(t *testing.T) {
 		m.artifactsIdentical = true
 		m.failChanged = 0.3
 		res, lab := simTriage(t, m, 7)
-		if res.Verdict != Inconclusive || lab.taken <= 20 {
+		if res.Verdict != verdict.Inconclusive || lab.taken <= 20 {
 			t.Errorf("verdict %s after %d runs (%s): want inconclusive, after more than one look", res.Verdict, lab.taken, res.Sentence)
 		}
 	})
@@ -225,7 +226,7 @@ func TestSimulatedFailures(t *testing.T) {
 			m := quiet
 			m.failBase, m.failChanged = 0.1, 0.1
 			res, _ := simTriage(t, m, 100+seed)
-			if res.Verdict == NoChange {
+			if res.Verdict == verdict.NoChange {
 				noChange++
 			}
 		}
@@ -239,7 +240,7 @@ func TestSimulatedFailures(t *testing.T) {
 		m.code = math.Log(1.3)
 		m.failChanged = 0.8
 		res, _ := simTriage(t, m, 8)
-		if res.Verdict != Inconclusive || !strings.Contains(res.Sentence, "runs of changed failed (first: crashed: killed by signal SIGSEGV)") {
+		if res.Verdict != verdict.Inconclusive || !strings.Contains(res.Sentence, "runs of changed failed (first: crashed: killed by signal SIGSEGV)") {
 			t.Errorf("verdict %s, sentence %q: want inconclusive naming the failed runs", res.Verdict, res.Sentence)
 		}
 		if len(res.Experiments) != 1 || res.Experiments[0].Outcome != "failed" || len(res.Notes) == 0 {
@@ -252,7 +253,7 @@ func TestSimulatedFailures(t *testing.T) {
 		m.artifactsIdentical = true
 		m.code = math.Log(1.3)
 		res, _ := simTriage(t, m, 9)
-		if res.Verdict != RealRegression || !res.Identical || !strings.Contains(strings.Join(res.Notes, "\n"), "outside build.artifacts") {
+		if res.Verdict != verdict.RealRegression || !res.Identical || !strings.Contains(strings.Join(res.Notes, "\n"), "outside build.artifacts") {
 			t.Errorf("verdict %s, identical %v, notes %q: want a real regression with a note that the change is outside the artifacts", res.Verdict, res.Identical, res.Notes)
 		}
 	})

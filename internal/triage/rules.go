@@ -6,6 +6,8 @@ package triage
 import (
 	"context"
 	"math"
+
+	"github.com/perfbot/perfbot/internal/verdict"
 )
 
 // verdict returns the verdict the experiments so far support, or false.
@@ -25,7 +27,7 @@ import (
 //     within the effect: no change; no plain change (same, or not shown
 //     with an estimate within the effect) and the experiments that
 //     equalise what moved show none (equalizedSame): no change.
-func (e *engine) verdict() (Verdict, bool) {
+func (e *engine) verdict() (verdict.Verdict, bool) {
 	p, f, r, sw := e.plain, e.forcedOut, e.restoreOut, e.sweep
 	sweepOn := sw != nil && !sw.noEffect
 	if sweepOn && sw.outcome == OutcomeSignificant && (e.equalized() == nil || signOf(sw.lc.Change) == e.equalized().sign()) {
@@ -38,20 +40,20 @@ func (e *engine) verdict() (Verdict, bool) {
 	}
 	if p.different() {
 		if f.same() {
-			return TextAlignment, true
+			return verdict.TextAlignment, true
 		}
 		if r.same() {
 			if e.dataRestore() {
-				return DataAlignment, true
+				return verdict.DataAlignment, true
 			}
-			return TextAlignment, true
+			return verdict.TextAlignment, true
 		}
 	}
 	if !p.different() && sweepOn && sw.outcome == OutcomeSame {
-		return NoChange, true
+		return verdict.NoChange, true
 	}
 	if !p.different() && e.equalizedSame() && (p.same() || math.Abs(p.d.Comparison.Change) < e.opt.MinEffect) {
-		return NoChange, true
+		return verdict.NoChange, true
 	}
 	return "", false
 }
@@ -96,11 +98,11 @@ func (e *engine) sweepAgrees(x *pairedOutcome) bool {
 var agreeLevel = 0.2
 
 // realVerdict is the real verdict for a change of pct percent.
-func (e *engine) realVerdict(pct float64) Verdict {
+func (e *engine) realVerdict(pct float64) verdict.Verdict {
 	if (pct > 0) == e.lowerIsBetter() {
-		return RealRegression
+		return verdict.RealRegression
 	}
-	return RealImprovement
+	return verdict.RealImprovement
 }
 
 // step is one more look of one experiment.

@@ -7,6 +7,7 @@ import (
 	"github.com/perfbot/perfbot/internal/knobs"
 	"github.com/perfbot/perfbot/internal/layout"
 	"github.com/perfbot/perfbot/internal/stats"
+	"github.com/perfbot/perfbot/internal/verdict"
 )
 
 // sentence is the verdict in the sentence a maintainer reads first.
@@ -14,14 +15,14 @@ func (e *engine) sentence() string {
 	r := e.res
 	m := r.Metric
 	if e.failure != "" {
-		return fmt.Sprintf("Inconclusive: %s, so the runs cannot say whether %s changed.", e.failure, m)
+		return fmt.Sprintf("verdict.Inconclusive: %s, so the runs cannot say whether %s changed.", e.failure, m)
 	}
 	pc := e.plain.d.Comparison
 	var b strings.Builder
 	switch r.Verdict {
-	case RealRegression, RealImprovement:
+	case verdict.RealRegression, verdict.RealImprovement:
 		kind, dir := "regression", "worse"
-		if r.Verdict == RealImprovement {
+		if r.Verdict == verdict.RealImprovement {
 			kind, dir = "improvement", "better"
 		}
 		c, _ := e.realChange()
@@ -35,9 +36,9 @@ func (e *engine) sentence() string {
 		if r.Disagreement != "" {
 			fmt.Fprintf(&b, " The plain comparison disagrees (%+.1f%%, %s): alignment %s.", pc.Change, e.plain.d.Decision, e.alignmentRole())
 		}
-	case TextAlignment, DataAlignment:
+	case verdict.TextAlignment, verdict.DataAlignment:
 		kind := "text"
-		if r.Verdict == DataAlignment {
+		if r.Verdict == verdict.DataAlignment {
 			kind = "data"
 		}
 		fmt.Fprintf(&b, "The %+.1f%% change in %s is a %s alignment artifact, not a real change: %s", pc.Change, m, kind, strings.Join(e.evidence(), "; "))
@@ -46,7 +47,7 @@ func (e *engine) sentence() string {
 		} else {
 			b.WriteString(".")
 		}
-	case NoChange:
+	case verdict.NoChange:
 		switch {
 		case e.byIdentity:
 			fmt.Fprintf(&b, "No change in %s: the two builds load byte-identical code and data (the plain comparison shows %+.1f%%, %s).", m, pc.Change, e.plain.d.Decision)
@@ -63,8 +64,8 @@ func (e *engine) sentence() string {
 			}
 			b.WriteString(".")
 		}
-	case Inconclusive:
-		fmt.Fprintf(&b, "Inconclusive: %s changes by %+.1f%% in the plain build (%s)", m, pc.Change, e.plain.d.Decision)
+	case verdict.Inconclusive:
+		fmt.Fprintf(&b, "verdict.Inconclusive: %s changes by %+.1f%% in the plain build (%s)", m, pc.Change, e.plain.d.Decision)
 		if e.sweep != nil && !e.sweep.noEffect {
 			fmt.Fprintf(&b, ", and %s", e.robustShort())
 			if e.sweep.outcome == OutcomeSame {
@@ -191,7 +192,7 @@ func (e *engine) evidence() []string {
 		ev = append(ev, fmt.Sprintf("padding %d bytes into %s so that %s gets back its offset %d in its cache line gives back the base figure (%+.1f%% against the base)",
 			p.Bytes, p.Section, p.Symbol, p.OffA, e.restoreOut.d.Comparison.Change))
 	}
-	if e.forcedOut.different() && e.res.Verdict == DataAlignment {
+	if e.forcedOut.different() && e.res.Verdict == verdict.DataAlignment {
 		ev = append(ev, fmt.Sprintf("forced function alignment does not remove it (%+.1f%%), as expected of data", e.forcedOut.d.Comparison.Change))
 	}
 	return ev

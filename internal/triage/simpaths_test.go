@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/verdict"
 )
 
 // TestSimulatedPaths checks the sentences and notes of particular paths.
@@ -21,7 +22,7 @@ func TestSimulatedPaths(t *testing.T) {
 		m.textShift = 1
 		m.text = slowClass(m.baseText, 1.2)
 		res, _ := simTriage(t, m, 1)
-		if res.Verdict != RealRegression || !strings.Contains(res.Disagreement, "hides") || !strings.Contains(res.Sentence, "The plain comparison disagrees") {
+		if res.Verdict != verdict.RealRegression || !strings.Contains(res.Disagreement, "hides") || !strings.Contains(res.Sentence, "The plain comparison disagrees") {
 			t.Errorf("verdict %s, disagreement %q, sentence %q; want a real regression whose sentence says the plain comparison disagrees", res.Verdict, res.Disagreement, res.Sentence)
 		}
 		// Forced alignment shows it, no data moved, and the sweep agrees.
@@ -44,7 +45,7 @@ func TestSimulatedPaths(t *testing.T) {
 		m.knobsIgnored = true
 		m.noPatch = true
 		res, _ := simTriage(t, m, 2)
-		if res.Verdict != Inconclusive {
+		if res.Verdict != verdict.Inconclusive {
 			t.Fatalf("verdict %s (%s), want inconclusive: the layouts are all the plain build", res.Verdict, res.Sentence)
 		}
 		notes := strings.Join(res.Notes, "\n")
@@ -55,7 +56,7 @@ func TestSimulatedPaths(t *testing.T) {
 		// it restores the layout where the knobs cannot.
 		m.noPatch = false
 		res, _ = simTriage(t, m, 2)
-		if res.Verdict != DataAlignment || !slices.Equal(res.DecidedBy, []ExperimentName{PlainExperiment, RestoreExperiment}) ||
+		if res.Verdict != verdict.DataAlignment || !slices.Equal(res.DecidedBy, []ExperimentName{PlainExperiment, RestoreExperiment}) ||
 			!strings.Contains(res.Sentence, "the source patch that puts back 16 bytes at x.c:3") {
 			t.Errorf("with a source patch: verdict %s, decided by %v (%s); want data-alignment from the patched build", res.Verdict, res.DecidedBy, res.Sentence)
 		}
@@ -74,7 +75,7 @@ func TestSimulatedPaths(t *testing.T) {
 		// is reported, not measured, and the padding is used instead.
 		m.patchBroken = true
 		res, lab := simTriage(t, m, 3)
-		if res.Verdict != Inconclusive {
+		if res.Verdict != verdict.Inconclusive {
 			t.Fatalf("verdict %s (%s), want inconclusive", res.Verdict, res.Sentence)
 		}
 		if !strings.Contains(res.Sentence, "did not restore") || len(res.Notes) == 0 {
@@ -102,14 +103,14 @@ func TestSimulatedPaths(t *testing.T) {
 		m.knobsIgnored = true
 		m.text = slowClass(m.baseText+1, 1.4)
 		res, _ := simTriage(t, m, 6)
-		if res.Verdict != TextAlignment || !slices.Equal(res.DecidedBy, []ExperimentName{PlainExperiment, RestoreExperiment}) {
+		if res.Verdict != verdict.TextAlignment || !slices.Equal(res.DecidedBy, []ExperimentName{PlainExperiment, RestoreExperiment}) {
 			t.Errorf("text artifact: verdict %s decided by %v (%s); want text-alignment from the patched build", res.Verdict, res.DecidedBy, res.Sentence)
 		}
 		// A real change the patch keeps, with no data moved: real.
 		m.text = [4]float64{}
 		m.code = math.Log(1.25)
 		res, _ = simTriage(t, m, 7)
-		if res.Verdict != RealRegression || !slices.Equal(res.DecidedBy, []ExperimentName{RestoreExperiment}) ||
+		if res.Verdict != verdict.RealRegression || !slices.Equal(res.DecidedBy, []ExperimentName{RestoreExperiment}) ||
 			!strings.Contains(res.Sentence, "and no data object moved in its cache line") {
 			t.Errorf("real change: verdict %s decided by %v (%s); want a real regression from the patched build", res.Verdict, res.DecidedBy, res.Sentence)
 		}
@@ -119,7 +120,7 @@ func TestSimulatedPaths(t *testing.T) {
 		m.dataShift = 1
 		m.data = dataSlow(m.baseData, 1.3)
 		res, _ = simTriage(t, m, 8)
-		if res.Verdict.Real() {
+		if res.Verdict.IsReal() {
 			t.Errorf("data artifact with code moved too: verdict %s (%s); a text patch does not rule data out", res.Verdict, res.Sentence)
 		}
 	})
@@ -136,7 +137,7 @@ func TestSimulatedPaths(t *testing.T) {
 				reason = x.Reason
 			}
 		}
-		if res.Verdict != DataAlignment || lab.taken != 30 || !strings.Contains(reason, "it is the base program") ||
+		if res.Verdict != verdict.DataAlignment || lab.taken != 30 || !strings.Contains(reason, "it is the base program") ||
 			!strings.Contains(res.Sentence, "load the base build's code and data byte for byte") {
 			t.Errorf("verdict %s after %d runs, restore %q (%s); want data-alignment at the first look, by identity", res.Verdict, lab.taken, reason, res.Sentence)
 		}
@@ -150,7 +151,7 @@ func TestSimulatedPaths(t *testing.T) {
 				t.Errorf("a change in a script passed for none: %s", x.Reason)
 			}
 		}
-		if res.Verdict != RealRegression {
+		if res.Verdict != verdict.RealRegression {
 			t.Errorf("script change: verdict %s (%s), want real-regression", res.Verdict, res.Sentence)
 		}
 	})
@@ -159,7 +160,7 @@ func TestSimulatedPaths(t *testing.T) {
 		m := quiet
 		m.identical = true
 		res, lab := simTriage(t, m, 4)
-		if res.Verdict != NoChange || len(res.Experiments) != 1 || lab.taken != 20 || !strings.Contains(res.Sentence, "byte-identical") {
+		if res.Verdict != verdict.NoChange || len(res.Experiments) != 1 || lab.taken != 20 || !strings.Contains(res.Sentence, "byte-identical") {
 			t.Errorf("verdict %s, %d experiments, %d runs, %q; want no-change after 10 pairs", res.Verdict, len(res.Experiments), lab.taken, res.Sentence)
 		}
 	})
@@ -189,7 +190,7 @@ func TestSimulatedEqualizers(t *testing.T) {
 		m.textShift = 1
 		m.text = slowClass(m.baseText, 1.65)
 		res, _ := simTriage(t, m, 11)
-		if res.Verdict != RealRegression || !strings.Contains(res.Disagreement, "reverses the real change in the plain build") ||
+		if res.Verdict != verdict.RealRegression || !strings.Contains(res.Disagreement, "reverses the real change in the plain build") ||
 			!slices.Equal(res.DecidedBy, []ExperimentName{ForcedExperiment, SweepExperiment}) {
 			t.Errorf("verdict %s, decided by %v, disagreement %q; want a real regression from forced alignment and the sweep, the plain build reversing it",
 				res.Verdict, res.DecidedBy, res.Disagreement)
@@ -207,7 +208,7 @@ func TestSimulatedEqualizers(t *testing.T) {
 			m.restoreBroken = true
 			m.textShift = 2 // code moved too, harmlessly
 			res, _ := simTriage(t, m, 20+seed)
-			if res.Verdict.Real() {
+			if res.Verdict.IsReal() {
 				t.Fatalf("seed %d: verdict %s (%s): forced alignment does not move data", seed, res.Verdict, res.Sentence)
 			}
 			if seed == 0 && !strings.Contains(strings.Join(res.Notes, "\n"), "forced alignment does not move data") {
@@ -222,7 +223,7 @@ func TestSimulatedEqualizers(t *testing.T) {
 		m.dataShift = 1
 		m.data = slowClass(m.baseData, 1.2)
 		res, _ := simTriage(t, m, 12)
-		if res.Verdict != RealRegression || !slices.Equal(res.DecidedBy, []ExperimentName{RestoreExperiment, SweepExperiment}) ||
+		if res.Verdict != verdict.RealRegression || !slices.Equal(res.DecidedBy, []ExperimentName{RestoreExperiment, SweepExperiment}) ||
 			!strings.Contains(res.Sentence, "offset restored (the source patch at x.c:3) the change is +") {
 			t.Errorf("verdict %s, decided by %v, sentence %q; want a real regression from the restore and the sweep", res.Verdict, res.DecidedBy, res.Sentence)
 		}
@@ -245,8 +246,8 @@ func TestSimulatedEqualizers(t *testing.T) {
 		for _, c := range []struct {
 			name string
 			m    simModel
-			want Verdict
-		}{{"text", text, TextAlignment}, {"data", data, DataAlignment}, {"masked", masked, RealRegression}, {"no-op", same, NoChange}} {
+			want verdict.Verdict
+		}{{"text", text, verdict.TextAlignment}, {"data", data, verdict.DataAlignment}, {"masked", masked, verdict.RealRegression}, {"no-op", same, verdict.NoChange}} {
 			res, _ := simTriage(t, c.m, 13)
 			if res.Verdict != c.want || 2*res.Runs > res.FixedRuns {
 				t.Errorf("%s: %s after %d runs (fixed design %d): want %s in at most half", c.name, res.Verdict, res.Runs, res.FixedRuns, c.want)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/perfbot/perfbot/internal/stats"
+	"github.com/perfbot/perfbot/internal/verdict"
 )
 
 // scenario draws a model whose truth is want. adversarial scenarios break
@@ -21,7 +22,7 @@ import (
 // is acceptable there, and their verdicts are not held to 90 %.
 type scenario struct {
 	name        string
-	want        Verdict
+	want        verdict.Verdict
 	adversarial bool
 	// floor is the least share of right verdicts (0: 90 %); a known limit
 	// of the design has a lower one, and inconclusive for the rest.
@@ -57,17 +58,17 @@ func dataSlow(c int, f float64) [4]float64 {
 }
 
 var scenarios = []scenario{
-	{"identical builds", NoChange, false, 0, func(r *rand.Rand) simModel {
+	{"identical builds", verdict.NoChange, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.identical = true
 		return m
 	}},
-	{"code moved, no effect anywhere", NoChange, false, 0, func(r *rand.Rand) simModel {
+	{"code moved, no effect anywhere", verdict.NoChange, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.textShift = 1 + r.Intn(3)
 		return m
 	}},
-	{"code moved, other offsets slow", NoChange, false, 0, func(r *rand.Rand) simModel {
+	{"code moved, other offsets slow", verdict.NoChange, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.textShift = 2
 		// The two commits' classes are fast; the other two are slow, so
@@ -76,12 +77,12 @@ var scenarios = []scenario{
 		m.text[mod4(m.baseText+3)] = math.Log(1.3)
 		return m
 	}},
-	{"data moved, no effect", NoChange, false, 0, func(r *rand.Rand) simModel {
+	{"data moved, no effect", verdict.NoChange, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.dataShift = 1 + r.Intn(3)
 		return m
 	}},
-	{"text alignment artifact", TextAlignment, false, 0, func(r *rand.Rand) simModel {
+	{"text alignment artifact", verdict.TextAlignment, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.textShift = 1 + r.Intn(3)
 		m.aligned = m.baseText + 1 + r.Intn(3) // any class; both commits share it
@@ -89,7 +90,7 @@ var scenarios = []scenario{
 		m.text = slowClass(m.baseText+m.textShift, 1.2+0.3*r.Float64())
 		return m
 	}},
-	{"text artifact, data moved too", TextAlignment, false, 0, func(r *rand.Rand) simModel {
+	{"text artifact, data moved too", verdict.TextAlignment, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.textShift = 1 + r.Intn(3)
 		m.dataShift = 1 + r.Intn(3)
@@ -97,71 +98,71 @@ var scenarios = []scenario{
 		m.text = slowClass(m.baseText+m.textShift, 1.2+0.3*r.Float64())
 		return m
 	}},
-	{"data alignment artifact", DataAlignment, false, 0, func(r *rand.Rand) simModel {
+	{"data alignment artifact", verdict.DataAlignment, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.dataShift = 1 + 2*r.Intn(2) // 16 or 48 bytes: flips the offset mod 32
 		m.data = dataSlow(m.baseData, 1.2+0.3*r.Float64())
 		return m
 	}},
-	{"real regression, nothing moved", RealRegression, false, 0, func(r *rand.Rand) simModel {
+	{"real regression, nothing moved", verdict.RealRegression, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.code = math.Log(1.15 + 0.25*r.Float64())
 		return m
 	}},
-	{"real regression, code moved", RealRegression, false, 0, func(r *rand.Rand) simModel {
+	{"real regression, code moved", verdict.RealRegression, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.code = math.Log(1.25 + 0.1*r.Float64())
 		m.textShift = 1 + r.Intn(3)
 		m.text = slowClass(r.Intn(4), 1.1)
 		return m
 	}},
-	{"real regression, data moved", RealRegression, false, 0, func(r *rand.Rand) simModel {
+	{"real regression, data moved", verdict.RealRegression, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.code = math.Log(1.2 + 0.15*r.Float64())
 		m.dataShift = 1 + r.Intn(3)
 		m.data = slowClass(r.Intn(4), 1.1)
 		return m
 	}},
-	{"small real regression, noisy host", RealRegression, false, 0, func(r *rand.Rand) simModel {
+	{"small real regression, noisy host", verdict.RealRegression, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.traceScale = 2
 		m.code = math.Log(1.10 + 0.05*r.Float64())
 		return m
 	}},
-	{"real improvement", RealImprovement, false, 0, func(r *rand.Rand) simModel {
+	{"real improvement", verdict.RealImprovement, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.code = -math.Log(1.15 + 0.25*r.Float64())
 		return m
 	}},
-	{"real regression hidden by alignment", RealRegression, false, 0, func(r *rand.Rand) simModel {
+	{"real regression hidden by alignment", verdict.RealRegression, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.code = math.Log(1.2)
 		m.textShift = 1
 		m.text = slowClass(m.baseText, 1.2) // the base was slow, the changed commit moved out of it
 		return m
 	}},
-	{"real regression hidden, strong layout effect", RealRegression, false, 0, func(r *rand.Rand) simModel {
+	{"real regression hidden, strong layout effect", verdict.RealRegression, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.code = math.Log(1.3)
 		m.textShift = 1
 		m.text = slowClass(m.baseText, 1.43)
 		return m
 	}},
-	{"masked: plain -9 %, real +50 %", RealRegression, false, 0, func(r *rand.Rand) simModel {
+	{"masked: plain -9 %, real +50 %", verdict.RealRegression, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.code = math.Log(1.5)
 		m.textShift = 1 + r.Intn(3)
 		m.text = slowClass(m.baseText, 1.65)
 		return m
 	}},
-	{"real regression hidden by data alignment", RealRegression, false, 0, func(r *rand.Rand) simModel {
+	{"real regression hidden by data alignment", verdict.RealRegression, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.code = math.Log(1.2)
 		m.dataShift = 1
 		m.data = slowClass(m.baseData, 1.2)
 		return m
 	}},
-	{"adversarial: data artifact the layout diff misses", DataAlignment, true, 0, func(r *rand.Rand) simModel {
+	{"adversarial: data artifact the layout diff misses", verdict.DataAlignment, true, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.dataShift = 1 + 2*r.Intn(2)
 		m.data = dataSlow(m.baseData, 1.2+0.3*r.Float64())
@@ -171,7 +172,7 @@ var scenarios = []scenario{
 		}
 		return m
 	}},
-	{"adversarial: forced alignment misses the text shift", TextAlignment, true, 0, func(r *rand.Rand) simModel {
+	{"adversarial: forced alignment misses the text shift", verdict.TextAlignment, true, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.textShift = 1 + r.Intn(3)
 		m.alignMiss = m.textShift
@@ -186,14 +187,14 @@ var scenarios = []scenario{
 	// and its residue leaves about a quarter of such triages inconclusive
 	// (docs/triage.md, Limits): a known limit, held to 60 %. (Last, so
 	// that the scenarios before them keep their random draws.)
-	{"data artifact, padding residue 2 %", DataAlignment, false, 0, func(r *rand.Rand) simModel {
+	{"data artifact, padding residue 2 %", verdict.DataAlignment, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.dataShift = 1 + 2*r.Intn(2)
 		m.data = dataSlow(m.baseData, 1.2+0.3*r.Float64())
 		m.padResidue = math.Log(1.02)
 		return m
 	}},
-	{"data artifact, residue 2 %, no source patch", DataAlignment, false, 0.6, func(r *rand.Rand) simModel {
+	{"data artifact, residue 2 %, no source patch", verdict.DataAlignment, false, 0.6, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.dataShift = 1 + 2*r.Intn(2)
 		m.data = dataSlow(m.baseData, 1.2+0.3*r.Float64())
@@ -201,7 +202,7 @@ var scenarios = []scenario{
 		m.noPatch = true
 		return m
 	}},
-	{"data artifact, residue 2 %, patch does not restore", DataAlignment, false, 0.6, func(r *rand.Rand) simModel {
+	{"data artifact, residue 2 %, patch does not restore", verdict.DataAlignment, false, 0.6, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.dataShift = 1 + 2*r.Intn(2)
 		m.data = dataSlow(m.baseData, 1.2+0.3*r.Float64())
@@ -209,7 +210,7 @@ var scenarios = []scenario{
 		m.patchBroken = true
 		return m
 	}},
-	{"real regression, data moved, residue 2 %", RealRegression, false, 0, func(r *rand.Rand) simModel {
+	{"real regression, data moved, residue 2 %", verdict.RealRegression, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.code = math.Log(1.2 + 0.15*r.Float64())
 		m.dataShift = 1 + r.Intn(3)
@@ -221,7 +222,7 @@ var scenarios = []scenario{
 	// and data, so the restore is decided by identity once its first look
 	// agrees. The guard: a real change outside the artifacts (a script),
 	// which the patched build has too, must not pass for none.
-	{"data artifact, unused object removed (patched = base)", DataAlignment, false, 0, func(r *rand.Rand) simModel {
+	{"data artifact, unused object removed (patched = base)", verdict.DataAlignment, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.dataShift = 1 + 2*r.Intn(2)
 		m.data = dataSlow(m.baseData, 1.2+0.3*r.Float64())
@@ -229,7 +230,7 @@ var scenarios = []scenario{
 		m.patchIdentical = true
 		return m
 	}},
-	{"unused object removed, real +8-15 % in a script", RealRegression, false, 0, func(r *rand.Rand) simModel {
+	{"unused object removed, real +8-15 % in a script", verdict.RealRegression, false, 0, func(r *rand.Rand) simModel {
 		m := simBase(r)
 		m.dataShift = 1 + r.Intn(3)
 		m.data = slowClass(r.Intn(4), 1.1)
@@ -272,7 +273,7 @@ func TestSimulatedErrorRates(t *testing.T) {
 	totalRuns := 0.0
 	for si, sc := range scenarios {
 		r := rand.New(rand.NewSource(int64(1000 + si)))
-		counts := map[Verdict]int{}
+		counts := map[verdict.Verdict]int{}
 		var runs, fixed []float64
 		over := 0
 		for i := range cases {
@@ -286,20 +287,20 @@ func TestSimulatedErrorRates(t *testing.T) {
 			switch {
 			case sc.adversarial:
 				advN++
-				if res.Verdict.Real() {
+				if res.Verdict.IsReal() {
 					advReal++
 				}
-			case sc.want.Real():
+			case sc.want.IsReal():
 				realN++
-				if !res.Verdict.Real() {
+				if !res.Verdict.IsReal() {
 					realMiss++
 				}
-				if res.Verdict.Real() && res.Verdict != sc.want {
+				if res.Verdict.IsReal() && res.Verdict != sc.want {
 					t.Errorf("%s: case %d: verdict %s, the opposite direction (%s)", sc.name, i, res.Verdict, res.Sentence)
 				}
 			default:
 				notRealN++
-				if res.Verdict.Real() {
+				if res.Verdict.IsReal() {
 					falseReal++
 				}
 			}
@@ -347,10 +348,10 @@ func quantile(xs []float64, q float64) float64 {
 	return s[min(len(s)-1, int(q*float64(len(s))))]
 }
 
-// verdictCounts prints counts in the order of Verdicts.
-func verdictCounts(c map[Verdict]int) string {
+// verdictCounts prints counts in the order of verdict.All.
+func verdictCounts(c map[verdict.Verdict]int) string {
 	var parts []string
-	for _, v := range Verdicts {
+	for _, v := range verdict.All {
 		if c[v] > 0 {
 			parts = append(parts, fmt.Sprintf("%s:%d", v, c[v]))
 		}

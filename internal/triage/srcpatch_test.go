@@ -15,6 +15,7 @@ import (
 	"github.com/perfbot/perfbot/internal/layout"
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/testutil"
+	"github.com/perfbot/perfbot/internal/verdict"
 )
 
 // alignBenchCase commits two versions of testutil.AlignBench, base and
@@ -142,7 +143,7 @@ func TestSourcePatchColumn(t *testing.T) {
 	changed := testutil.AlignBench{Data: []string{"long counter[2];"}}
 	res, repo, again := alignBenchCase(t, base, changed)
 	head := repo.Git("rev-parse", "HEAD")
-	if res.Verdict != DataAlignment || !slices.Equal(res.DecidedBy, []ExperimentName{PlainExperiment, RestoreExperiment}) {
+	if res.Verdict != verdict.DataAlignment || !slices.Equal(res.DecidedBy, []ExperimentName{PlainExperiment, RestoreExperiment}) {
 		t.Fatalf("verdict %s decided by %v, want data-alignment from the plain comparison and the restore", res.Verdict, res.DecidedBy)
 	}
 	r := restoreOf(t, res)
@@ -215,7 +216,7 @@ func TestSourcePatchNotRestored(t *testing.T) {
 	if !slices.Equal(labelsOf(r), []string{"base", "changed", "changed+padding"}) {
 		t.Errorf("restore columns %v: want the padding, not the patch", labelsOf(r))
 	}
-	if res.Verdict != DataAlignment || strings.Contains(res.Sentence, "source patch") {
+	if res.Verdict != verdict.DataAlignment || strings.Contains(res.Sentence, "source patch") {
 		t.Errorf("verdict %s (%s): want data-alignment from the padding", res.Verdict, res.Sentence)
 	}
 }
@@ -230,7 +231,7 @@ func TestSourcePatchKeepsRealChange(t *testing.T) {
 	base := testutil.AlignBench{Data: []string{"long counter[2];", "double data_range[2];"}}
 	changed := testutil.AlignBench{Data: []string{"long counter[2];"}, Work: 130}
 	res, _, _ := alignBenchCase(t, base, changed)
-	if res.Verdict != RealRegression || !slices.Equal(res.DecidedBy, []ExperimentName{RestoreExperiment, SweepExperiment}) {
+	if res.Verdict != verdict.RealRegression || !slices.Equal(res.DecidedBy, []ExperimentName{RestoreExperiment, SweepExperiment}) {
 		t.Fatalf("verdict %s decided by %v: want a real regression from the patched build, with the sweep agreeing", res.Verdict, res.DecidedBy)
 	}
 	if sp := res.SourcePatch; sp == nil || !sp.Restored {
@@ -270,7 +271,7 @@ func TestSourcePatchText(t *testing.T) {
 	if sp == nil || !sp.Restored || sp.Root != "removed one (.text)" || sp.File != "bench.c" {
 		t.Fatalf("source patch %+v: want the function one put back in bench.c, restored", sp)
 	}
-	if res.Verdict != TextAlignment || !slices.Equal(res.DecidedBy, []ExperimentName{PlainExperiment, RestoreExperiment}) {
+	if res.Verdict != verdict.TextAlignment || !slices.Equal(res.DecidedBy, []ExperimentName{PlainExperiment, RestoreExperiment}) {
 		t.Fatalf("verdict %s decided by %v, want text-alignment from the plain comparison and the patched build", res.Verdict, res.DecidedBy)
 	}
 	if r := restoreOf(t, res); !slices.Equal(labelsOf(r), []string{"base", "changed", "changed+patch"}) {

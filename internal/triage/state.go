@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/internal/store"
+	"github.com/perfbot/perfbot/internal/verdict"
 )
 
 // StateKind is the kind under which triages keep their progress in the
@@ -26,9 +27,9 @@ type state struct {
 	Started time.Time
 	Updated time.Time
 	// Verdict and Sentence are set when done.
-	Verdict  Verdict `json:",omitempty"`
-	Sentence string  `json:",omitempty"`
-	Runs     int     `json:",omitempty"`
+	Verdict  verdict.Verdict `json:",omitempty"`
+	Sentence string          `json:",omitempty"`
+	Runs     int             `json:",omitempty"`
 
 	key string
 }

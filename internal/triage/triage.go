@@ -15,44 +15,8 @@ import (
 	"github.com/perfbot/perfbot/internal/measure"
 	"github.com/perfbot/perfbot/internal/metric"
 	"github.com/perfbot/perfbot/internal/store"
+	"github.com/perfbot/perfbot/internal/verdict"
 )
-
-// Verdict is the outcome of a triage. Its values are stable identifiers:
-// JSON output and exit codes rely on them.
-type Verdict string
-
-// Verdicts.
-const (
-	// RealRegression: the change is significant across layouts and makes
-	// the metric worse.
-	RealRegression Verdict = "real-regression"
-	// RealImprovement: significant across layouts, and better.
-	RealImprovement Verdict = "real-improvement"
-	// TextAlignment: the change comes from where code sits in its cache
-	// lines: it vanishes under forced alignment or when the moved
-	// function's offset is restored.
-	TextAlignment Verdict = "text-alignment"
-	// DataAlignment: the change comes from where data sits in its cache
-	// lines: it vanishes when the moved object's offset is restored.
-	DataAlignment Verdict = "data-alignment"
-	// NoChange: no change of MinEffect or more, across layouts (or the
-	// builds are byte-identical and the runs agree), and the builds fail
-	// equally often.
-	NoChange Verdict = "no-change"
-	// Inconclusive: the experiments within the budget do not settle it,
-	// most runs of a build failed, or the builds fail at different rates
-	// while the timings show no change; Result.Notes say what would.
-	Inconclusive Verdict = "inconclusive"
-)
-
-// Verdicts lists every verdict, in the order of the constants.
-var Verdicts = []Verdict{RealRegression, RealImprovement, TextAlignment, DataAlignment, NoChange, Inconclusive}
-
-// Real reports whether the verdict is a real change.
-func (v Verdict) Real() bool { return v == RealRegression || v == RealImprovement }
-
-// Alignment reports whether the verdict is an alignment artifact.
-func (v Verdict) Alignment() bool { return v == TextAlignment || v == DataAlignment }
 
 // Options configures a triage. Job, Store and Builder are required.
 type Options struct {
@@ -92,7 +56,7 @@ type Options struct {
 
 // Result is the verdict and the evidence behind it.
 type Result struct {
-	Verdict Verdict
+	Verdict verdict.Verdict
 	// Sentence is what a maintainer reads first: whether the change is
 	// real, how large, and the experiment that shows it.
 	Sentence string

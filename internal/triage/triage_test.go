@@ -20,20 +20,21 @@ import (
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/testutil"
 	"github.com/perfbot/perfbot/internal/testutil/textfx"
+	"github.com/perfbot/perfbot/internal/verdict"
 )
 
 // demoCase is one case of the demo's "triage" history.
 type demoCase struct {
 	label  string
 	metric string
-	want   Verdict
+	want   verdict.Verdict
 }
 
 var demoCases = []demoCase{
-	{demo.EffectTextAlignment, demo.MetricText, TextAlignment},
-	{demo.EffectDataAlignment, demo.MetricData, DataAlignment},
-	{demo.EffectRealRegression, demo.MetricText, RealRegression},
-	{demo.EffectNoChange, demo.MetricText, NoChange},
+	{demo.EffectTextAlignment, demo.MetricText, verdict.TextAlignment},
+	{demo.EffectDataAlignment, demo.MetricData, verdict.DataAlignment},
+	{demo.EffectRealRegression, demo.MetricText, verdict.RealRegression},
+	{demo.EffectNoChange, demo.MetricText, verdict.NoChange},
 }
 
 // triageDemo triages one case of a demo repository with a results store in
@@ -96,10 +97,10 @@ func TestDemoVerdicts(t *testing.T) {
 	// The effect each case's design must resolve, in percent: the
 	// calibrated one for text, the demo's documented sizes otherwise, and
 	// the triage's smallest effect (5 %) for no change.
-	effects := map[Verdict]float64{TextAlignment: cal.TextEffectPct, DataAlignment: 30, RealRegression: 30, NoChange: 5}
+	effects := map[verdict.Verdict]float64{verdict.TextAlignment: cal.TextEffectPct, verdict.DataAlignment: 30, verdict.RealRegression: 30, verdict.NoChange: 5}
 	for _, c := range demoCases {
 		t.Run(c.label, func(t *testing.T) {
-			if c.want == TextAlignment {
+			if c.want == verdict.TextAlignment {
 				textfx.Need(t)
 			}
 			for attempt := 1; ; attempt++ {
@@ -111,17 +112,17 @@ func TestDemoVerdicts(t *testing.T) {
 				if res.Verdict == c.want {
 					return
 				}
-				if c.want == DataAlignment && plainSame(res) {
+				if c.want == verdict.DataAlignment && plainSame(res) {
 					// The shift costs nothing on this CPU: there is no
 					// change to explain, and no-change is the right answer
 					// (the plain comparison may be unsettled when forced
 					// alignment already bounds the change).
-					if res.Verdict != NoChange {
+					if res.Verdict != verdict.NoChange {
 						t.Fatalf("%s: the plain builds measure the same, yet the verdict is %s", c.label, res.Verdict)
 					}
 					testutil.SkipIncapable(t, "the %s effect does not reproduce on this CPU (the plain builds measure the same; see TestEffects): triage rightly says no-change, and the %s path is not exercised here", c.label, c.want)
 				}
-				if res.Verdict != Inconclusive {
+				if res.Verdict != verdict.Inconclusive {
 					t.Fatalf("%s: verdict %s, want %s", c.label, res.Verdict, c.want)
 				}
 				if attempt == 3 {
@@ -235,7 +236,7 @@ func TestResumeAfterKill(t *testing.T) {
 		t.Errorf("store holds %d runs after the resumed triage took %d new: want 25 + %d (no run replaced or lost)", stored, res.NewRuns, res.NewRuns)
 	}
 	t.Logf("resumed: %s, %d runs, %d new\n%s", res.Verdict, res.Runs, res.NewRuns, log.String())
-	if res.Verdict != RealRegression && res.Verdict != Inconclusive {
+	if res.Verdict != verdict.RealRegression && res.Verdict != verdict.Inconclusive {
 		t.Errorf("verdict %s, want real-regression", res.Verdict)
 	}
 	data, err := st.GetState(context.Background(), StateKind, mustKey(t, opt, base, changed))

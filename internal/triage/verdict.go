@@ -7,20 +7,21 @@ import (
 
 	"github.com/perfbot/perfbot/internal/metric"
 	"github.com/perfbot/perfbot/internal/stats"
+	"github.com/perfbot/perfbot/internal/verdict"
 )
 
 func (e *engine) lowerIsBetter() bool { return e.res.Better != metric.HigherIsBetter }
 
 // finish fills in the verdict, sentence, disagreement and budget. Builds
 // that fail at different rates are never "no change".
-func (e *engine) finish(v Verdict) *Result {
+func (e *engine) finish(v verdict.Verdict) *Result {
 	r := e.res
 	note, gap := e.failNote()
 	if note != "" {
 		r.Notes = append(r.Notes, note)
 	}
-	if v == NoChange && gap != "" {
-		v = Inconclusive
+	if v == verdict.NoChange && gap != "" {
+		v = verdict.Inconclusive
 		e.byIdentity = false
 	}
 	e.failGap = gap
@@ -36,7 +37,7 @@ func (e *engine) finish(v Verdict) *Result {
 	r.DecidedBy = e.decidedBy()
 	r.Disagreement = e.disagreement()
 	r.Sentence = e.sentence()
-	if v == Inconclusive {
+	if v == verdict.Inconclusive {
 		r.Notes = append(r.Notes, e.settle()...)
 	}
 	e.logf("verdict: %s: %s", v, r.Sentence)
@@ -47,11 +48,11 @@ func (e *engine) finish(v Verdict) *Result {
 func (e *engine) decidedBy() []ExperimentName {
 	r := e.res
 	switch {
-	case e.failure != "" || r.Verdict == Inconclusive:
+	case e.failure != "" || r.Verdict == verdict.Inconclusive:
 		return nil
 	case e.byIdentity:
 		return []ExperimentName{PlainExperiment}
-	case r.Verdict.Real() && e.realBy != nil:
+	case r.Verdict.IsReal() && e.realBy != nil:
 		out := []ExperimentName{e.realBy.name}
 		if e.realBy == e.forcedOut && e.insp.dataMoved {
 			out = append(out, RestoreExperiment)
@@ -63,9 +64,9 @@ func (e *engine) decidedBy() []ExperimentName {
 			out = append(out, SweepExperiment)
 		}
 		return out
-	case r.Verdict.Real():
+	case r.Verdict.IsReal():
 		return []ExperimentName{SweepExperiment}
-	case r.Verdict.Alignment():
+	case r.Verdict.IsArtifact():
 		out := []ExperimentName{PlainExperiment}
 		if e.forcedOut.same() {
 			return append(out, ForcedExperiment)
@@ -107,7 +108,7 @@ func (e *engine) disagreement() string {
 	}
 	pc := p.d.Comparison
 	plainTxt := fmt.Sprintf("the plain comparison shows %+.1f%% (%s)", pc.Change, p.d.Decision)
-	if e.res.Verdict.Real() {
+	if e.res.Verdict.IsReal() {
 		c, where := e.realChange()
 		lo, hi := e.sweep.lc.Lo, e.sweep.lc.Hi
 		if e.realBy != nil {

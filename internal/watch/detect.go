@@ -198,7 +198,7 @@ func (w *Watcher) triage(ctx context.Context, s *measure.Session, jc JobConfig, 
 	name, email, _ := s.Repo.Author(ctx, culprit.Hash)
 	f := &finding.Finding{Culprit: culprit.Hash, Subject: culprit.Subject, Author: fmt.Sprintf("%s <%s>", name, email),
 		Parent: parent.Hash, Branch: branch, Repo: j.Repo, Job: j.Name, Metric: metricName, Change: res.Change,
-		Verdict: string(res.Verdict), Sentence: res.Sentence, Params: j.Params, Bisect: how, Found: time.Now(),
+		Verdict: res.Verdict, Sentence: res.Sentence, Params: j.Params, Bisect: how, Found: time.Now(),
 		Reproduce: []string{
 			fmt.Sprintf("perfbot compare %s %s %s", j.File, parent.Short(), culprit.Short()),
 			fmt.Sprintf("perfbot triage %s %s %s --metric %s", j.File, parent.Short(), culprit.Short(), metricName),

@@ -226,7 +226,7 @@ func watchFigure(t *testing.T, repo *demo.Repo, policy string) *figure {
 			t.Fatal(err)
 		}
 		for _, m := range f.Metrics {
-			fig.findings = append(fig.findings, figFinding{culprit: r.Culprit, metric: m.Metric, verdict: m.Verdict, change: m.Change,
+			fig.findings = append(fig.findings, figFinding{culprit: r.Culprit, metric: m.Metric, verdict: string(m.Verdict), change: m.Change,
 				planted: plantedEffect(repo, r.Culprit)})
 		}
 		t.Logf("%s: mail subject: %s", policy, report.FindingSubject(f))

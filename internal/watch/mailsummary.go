@@ -10,21 +10,22 @@ import (
 	"github.com/perfbot/perfbot/internal/finding"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/store"
+	"github.com/perfbot/perfbot/internal/verdict"
 )
 
 // mailSummary is what one revision of a finding's mail says.
 type mailSummary struct {
-	Verdict     string      `json:"verdict"`
-	Metrics     []metricSum `json:"metrics"`
-	Withdrawn   bool        `json:"withdrawn,omitempty"`
-	RecoveredBy string      `json:"recovered_by,omitempty"`
-	Note        string      `json:"note,omitempty"` // what changed since the previous revision; not compared
+	Verdict     verdict.Verdict `json:"verdict"`
+	Metrics     []metricSum     `json:"metrics"`
+	Withdrawn   bool            `json:"withdrawn,omitempty"`
+	RecoveredBy string          `json:"recovered_by,omitempty"`
+	Note        string          `json:"note,omitempty"` // what changed since the previous revision; not compared
 }
 
 type metricSum struct {
-	Job     string `json:"job"`
-	Metric  string `json:"metric"`
-	Verdict string `json:"verdict"`
+	Job     string          `json:"job"`
+	Metric  string          `json:"metric"`
+	Verdict verdict.Verdict `json:"verdict"`
 }
 
 // same says whether two revisions say the same (their notes aside).
@@ -67,7 +68,7 @@ func recoveredBy(f *finding.Finding, all []*finding.Finding) (*finding.Finding, 
 			continue
 		}
 		for i, m := range g.Metrics {
-			if m.Job == f.Job && m.Metric == f.Metric && m.Verdict != "no-change" && m.Change*f.Change < 0 &&
+			if m.Job == f.Job && m.Metric == f.Metric && !m.Verdict.IsNoChange() && m.Change*f.Change < 0 &&
 				math.Abs(math.Log1p(m.Change/100)) >= step/2 {
 				best, bestM = g, &g.Metrics[i]
 				break

@@ -1,0 +1,102 @@
+package testutil
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// schemaDir is docs/schema of this module: the JSON Schema (draft
+// 2020-12) of each JSON output, named after the output ("triage" is
+// docs/schema/triage.json).
+func schemaDir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "docs", "schema")
+}
+
+var (
+	schemasMu sync.Mutex
+	schemas   = map[string]*jsonschema.Schema{}
+)
+
+// Schema compiles docs/schema/NAME.json once.
+func Schema(name string) (*jsonschema.Schema, error) {
+	schemasMu.Lock()
+	defer schemasMu.Unlock()
+	if s := schemas[name]; s != nil {
+		return s, nil
+	}
+	path := filepath.Join(schemaDir(), name+".json")
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("schema %s: %w", name, err)
+	}
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		return nil, fmt.Errorf("schema %s: %s: %w", name, path, err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	if err := c.AddResource(path, doc); err != nil {
+		return nil, fmt.Errorf("schema %s: %w", name, err)
+	}
+	s, err := c.Compile(path)
+	if err != nil {
+		return nil, fmt.Errorf("schema %s: %w", name, err)
+	}
+	schemas[name] = s
+	return s, nil
+}
+
+// CheckJSON validates data, one JSON document, against the schema of the
+// output NAME (docs/schema/NAME.json); the error names each field at
+// fault, such as one the writer added but the schema does not document.
+func CheckJSON(name string, data []byte) error {
+	s, err := Schema(name)
+	if err != nil {
+		return err
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		return fmt.Errorf("%s: not JSON: %w", name, err)
+	}
+	if err := s.Validate(v); err != nil {
+		return fmt.Errorf("%s does not match docs/schema/%s.json: %w", name, name, err)
+	}
+	return nil
+}
+
+// ValidateJSON fails the test when data does not match the schema of the
+// output NAME (see [CheckJSON]).
+func ValidateJSON(tb testing.TB, name string, data []byte) {
+	tb.Helper()
+	if err := CheckJSON(name, data); err != nil {
+		tb.Fatalf("%v\n%s", err, clip(data))
+	}
+}
+
+// ValidateValue marshals v and validates it as [ValidateJSON] does.
+func ValidateValue(tb testing.TB, name string, v any) {
+	tb.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		tb.Fatalf("%s: %v", name, err)
+	}
+	ValidateJSON(tb, name, data)
+}
+
+func clip(data []byte) []byte {
+	if len(data) > 4000 {
+		return append(data[:4000:4000], "..."...)
+	}
+	return data
+}

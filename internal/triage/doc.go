@@ -57,9 +57,9 @@
 //
 // Error rates: the looks of each paired experiment (10, 20, 30, 40 runs a
 // build) form a group-sequential test that spends the overall error of
-// the doubling schedule 10 -> 20 -> 40 at Options.Alpha a look (2.5 % for
+// the doubling schedule 10 -> 20 -> 40 at Config.Alpha a look (2.5 % for
 // the default 0.01) with a Pocock-type Lan-DeMets function
-// ([stats.PlanSequential]); the sweep tests at Options.Alpha at each of its
+// ([stats.PlanSequential]); the sweep tests at Config.Alpha at each of its
 // sizes. The simulations in the tests measure the false-positive and
 // false-negative rates of the whole procedure.
 package triage

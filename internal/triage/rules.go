@@ -50,7 +50,7 @@ func (e *engine) verdict() (Verdict, bool) {
 	if !p.different() && sweepOn && sw.outcome == OutcomeSame {
 		return NoChange, true
 	}
-	if !p.different() && e.equalizedSame() && (p.same() || math.Abs(p.d.Comparison.Change) < e.opt.MinEffect) {
+	if !p.different() && e.equalizedSame() && (p.same() || math.Abs(p.d.Comparison.Change) < e.opt.EffectPct) {
 		return NoChange, true
 	}
 	return "", false

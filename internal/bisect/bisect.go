@@ -72,6 +72,8 @@ package bisect
 
 import (
 	"errors"
+
+	"github.com/perfbot/perfbot/internal/stats"
 )
 
 // Defaults of [Options]. The ends' and the check's first looks default to
@@ -79,10 +81,10 @@ import (
 // (see [MinRuns]): 9 runs of each end for a first look of 3 runs at a
 // candidate, and 5 runs of each side in the check, at Alpha 0.01.
 const (
-	DefaultStepRuns  = 3    // first look at a candidate
-	DefaultMaxRuns   = 40   // most runs of one commit (per layout)
-	DefaultAlpha     = 0.01 // per look, Pinpoint's
-	DefaultMinEffect = 0.05 // changes within ±5 % count as "the same"
+	DefaultStepRuns  = 3                      // first look at a candidate
+	DefaultMaxRuns   = 40                     // most runs of one commit (per layout)
+	DefaultAlpha     = 0.01                   // per look, Pinpoint's
+	DefaultEffectPct = stats.DefaultEffectPct // changes within ±5 % count as "the same"
 	// DefaultMaxCulprits is the most culprits a bisection names.
 	DefaultMaxCulprits = 4
 )

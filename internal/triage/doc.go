@@ -4,10 +4,12 @@
 //
 // It works the way a 0-day engineer triages a report by hand: rebuild with
 // forced alignment, rebuild under other layouts, pad the moved symbol back
-// and see whether the old figure returns. [Run] returns a [Result]: the
-// [Verdict] and its sentence, each [Experiment] that ran (a [Column] per
-// build, and for the layout sweep a [LayoutRow] per layout), the estimate
-// across layouts ([Robust]) and the layout diff's top symbols ([Suspect]).
+// and see whether the old figure returns. [Run] takes a [Config] (the
+// machine as a measure.Env, the job, the revisions as typed) and returns a
+// [Result]: the [Verdict] and its sentence, each [Experiment] that ran (a
+// [Column] per build, and for the layout sweep a [LayoutRow] per layout),
+// the estimate across layouts ([Robust]) and the layout diff's top symbols
+// ([Suspect]).
 //
 // [Run] reads the layout diff of the two builds (perfbot layout; no runs)
 // and then runs, one look at a time and in the order the diff suggests,

@@ -125,6 +125,13 @@ func triageJob(ctx context.Context, a *app, cmd *cobra.Command, f triageFlags, j
 		return err
 	}
 	defer s.Close()
+	return triagePrint(ctx, a, cmd, cfg, f, jobFile, s, map[string]string{})
+}
+
+// triagePrint triages in session s as cfg asks (with --cpu f.cpu), then
+// prints the report in f.format as perfbot triage does, its "to
+// reproduce" line the command cmd with the flags typed and those of set.
+func triagePrint(ctx context.Context, a *app, cmd *cobra.Command, cfg triage.Config, f triageFlags, jobFile string, s *measure.Session, set map[string]string) error {
 	cfg.Env = s.Env(f.cpu, progress.New(a.stderr, a.stderrTTY), a.logf, a.waitf)
 	cfg.Log = a.stderr
 	res, err := triage.Run(ctx, cfg)
@@ -132,8 +139,9 @@ func triageJob(ctx context.Context, a *app, cmd *cobra.Command, f triageFlags, j
 		return err
 	}
 	a.logf("%s", res.Budget())
+	set["metric"] = res.Metric
 	ropt := report.TriageOptions{Format: f.format, Machine: res.Machine,
-		Command: reproduce(cmd, []string{jobFile, res.Base.Short(), res.Changed.Short()}, map[string]string{"metric": res.Metric})}
+		Command: reproduce(cmd, []string{jobFile, res.Base.Short(), res.Changed.Short()}, set)}
 	if err := report.WriteTriage(a.stdout, res, ropt); err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ for the first commit whose --metric is like the bad side's, the way
 "git bisect run" would, but noise-aware: every step is a statistical
 decision on repeated runs, not one run.
 
-It measures the two ends first (9 runs each, interleaved, more while
+It measures the two ends first (--runs, 9 each by default, interleaved, more while
 unknown) and stops at once when they do not differ, or when the bad side
 is the better one (the revisions are probably swapped; --improvement
 searches for the commit that made the metric better). Each step then
@@ -54,8 +54,9 @@ When it lands, it checks the culprit against its parent with fresh
 interleaved runs (the "sandwich"); when the check does not confirm it,
 the culprit and its parent are re-tested and the search goes on from the
 wrong step. It prints the comparison table of the two in the 0-day
-layout. Without --layout-robust it then runs perfbot triage on the pair,
-to say whether the change is real or an alignment artifact. With --layout-robust every commit is built with forced
+layout. Without --layout-robust (and --no-triage) it then runs perfbot
+triage on the pair, to say whether the change is real or an alignment
+artifact. With --layout-robust every commit is built with forced
 alignment (forced) or measured under a sweep of --layouts text layouts
 (sweep; the figure is the geometric mean over the layouts), so that a
 commit that only moves code does not look like a change.

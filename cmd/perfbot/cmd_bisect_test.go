@@ -103,10 +103,13 @@ func TestBisectBadInput(t *testing.T) {
 		{"same", []string{"--good", good, "--bad", good}, []string{"same commit"}},
 		{"missing good", []string{"--bad", bad}, []string{"--good is required"}},
 		{"unknown metric", []string{"--good", good, "--bad", bad, "--metric", "txt_ms"}, []string{`--metric "txt_ms"`, "does not produce it", "text_ms, data_ms"}},
-		{"no metric", []string{"--good", good, "--bad", bad, "--metric", ""}, []string{"--metric is required", "text_ms, data_ms"}},
 		{"bad mode", []string{"--good", good, "--bad", bad, "--layout-robust", "always"}, []string{`--layout-robust "always"`}},
 		{"bad format", []string{"--good", good, "--bad", bad, "--format", "xml"}, []string{`unknown format "xml"`}},
-		{"bad knobs", []string{"--good", good, "--bad", bad, "--layout-robust", "forced", "--knobs", "fortran"}, []string{"--knobs", "fortran"}},
+		{"bad preset", []string{"--good", good, "--bad", bad, "--layout-robust", "forced", "--preset", "fortran"}, []string{`--preset "fortran"`}},
+		{"bad knobs", []string{"--good", good, "--bad", bad, "--layout-robust", "forced", "--knobs", "fortran"}, []string{"--knobs is deprecated: use --preset", `--preset "fortran"`}},
+		{"bad speculate", []string{"--good", good, "--bad", bad, "--speculate", "always"}, []string{`--speculate "always"`}},
+		{"few runs", []string{"--good", good, "--bad", bad, "--runs", "2"}, []string{"--runs 2: want at least 3"}},
+		{"bad cpu", []string{"--good", good, "--bad", bad, "--cpu", "first"}, []string{`--cpu "first"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"bisect", r.JobFile, "--metric", "text_ms"}, tc.args...)

@@ -15,6 +15,7 @@ import (
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/measure"
 	"github.com/perfbot/perfbot/internal/report"
+	"github.com/perfbot/perfbot/internal/triage"
 )
 
 func newDemoCmd(a *app) *cobra.Command {
@@ -54,7 +55,10 @@ loop from byte 22 to byte 54 of its line, which costs about 38 % on the
 AMD EPYC hosts this project runs on and may cost nothing elsewhere.
 
 The project and its results store are kept, so you can run perfbot on them
-yourself afterwards; demo prints the commands.`,
+yourself afterwards; demo prints the commands.
+
+Exit status: 0 the demo ran (whatever its verdicts: they are in the report),
+2 error (git, make or gcc missing, a build that failed, bad flags).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -127,7 +131,7 @@ yourself afterwards; demo prints the commands.`,
 				if noTriage {
 					break
 				}
-				if err := demoTriage(ctx, a, cmd, f, repo, c); err != nil {
+				if err := demoTriage(ctx, a, cmd, f, repo, jobs[0], c); err != nil {
 					return err
 				}
 			}
@@ -143,10 +147,10 @@ yourself afterwards; demo prints the commands.`,
 	fl.StringVar(&dir, "dir", "", "create the demo project here (default: a new temporary folder)")
 	fl.BoolVarP(&f.all, "all", "a", false, "print every metric, not only the changed ones")
 	formatFlag(fl, &f.format, report.Formats)
-	fl.IntVar(&f.runs, "runs", 10, "runs per commit")
-	fl.StringVar(&f.cpu, "cpu", "", "auto, none or a CPU number")
+	fl.IntVar(&f.runs, "runs", 10, "runs of each commit")
+	cpuFlag(fl, &f.cpu)
 	fl.Float64Var(&f.alpha, "alpha", 0.01, "significance level (the demo tests 4 commits x 2 metrics: 0.01 keeps false alarms rare)")
-	fl.Float64Var(&f.effect, "effect", 5, "smallest change in percent you care about")
+	effectFlag(fl, &f.effect)
 	return cmd
 }
 
@@ -195,22 +199,29 @@ func describeHistory(a *app, repo *demo.Repo) error {
 }
 
 // demoTriage triages commit c of the demo against its parent, as
-// "perfbot triage --metric METRIC" would.
-func demoTriage(ctx context.Context, a *app, cmd *cobra.Command, f compareFlags, repo *demo.Repo, c demo.Commit) error {
+// "perfbot triage --metric METRIC" would, with the triage's defaults.
+func demoTriage(ctx context.Context, a *app, cmd *cobra.Command, f compareFlags, repo *demo.Repo, j *job.Job, c demo.Commit) error {
 	fmt.Fprintf(a.stdout, "\nperfbot triage --metric %s %.12s %.12s (%s):\n\n", c.Metric, c.Parent, c.Hash, c.Subject)
-	tf := defaultTriageFlags()
-	tf.cpu, tf.metric = f.cpu, c.Metric
 	// The triage command of this perfbot, so that the report's "to
 	// reproduce" line is a whole perfbot command line.
 	tc, _, err := cmd.Root().Find([]string{"triage"})
 	if err != nil {
 		return err
 	}
-	if tf.cpu != "" {
-		_ = tc.Flags().Set("cpu", tf.cpu)
+	cfg := triage.Config{Job: j, Base: c.Parent, Changed: c.Hash, Metric: c.Metric}
+	if err := cfg.Check(); err != nil {
+		return err
 	}
-	_ = tc.Flags().Set("metric", tf.metric)
-	err = triageJob(ctx, a, tc, tf, repo.JobFile, c.Parent, c.Hash)
+	set := map[string]string{}
+	if f.cpu != "" {
+		set["cpu"] = f.cpu
+	}
+	s, err := a.open(ctx, j, "")
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	err = triagePrint(ctx, a, tc, cfg, triageFlags{cpu: f.cpu}, repo.JobFile, s, set)
 	var coded interface{ ExitCode() int }
 	if err != nil && !errors.Is(err, errRegression) && !errors.As(err, &coded) {
 		return err

@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -14,39 +12,29 @@ import (
 	"github.com/perfbot/perfbot/internal/progress"
 	"github.com/perfbot/perfbot/internal/report"
 	"github.com/perfbot/perfbot/internal/triage"
-	"github.com/perfbot/perfbot/internal/verdict"
 )
 
-// exitInconclusive is the exit status of a triage that reached no verdict.
-const exitInconclusive = 3
-
-// triageExit is the error a finished triage returns for its verdict: nil
-// for a change that is not a real regression, errRegression for one, and
-// an error with ExitCode 3 for an inconclusive triage.
-func triageExit(v verdict.Verdict) error {
-	switch v {
-	case verdict.RealRegression:
+// exitWith is the error that ends a command with exit status code: nil
+// for 0, errRegression for a regression nothing more needs saying about,
+// else an error that prints why.
+func exitWith(code int, why string) error {
+	switch {
+	case code == exitOK:
+		return nil
+	case code == exitRegression && why == "":
 		return errRegression
-	case verdict.Inconclusive:
-		return exitCodeError{code: exitInconclusive, msg: "triage inconclusive (see the notes above)"}
 	}
-	return nil
+	return exitCodeError{code: code, msg: why}
 }
 
-// triageFlags are the flags of perfbot triage.
+// triageFlags are the flags of perfbot triage: a triage.Config but for
+// the machine, which the session gives, and the format.
 type triageFlags struct {
-	metric    string
-	preset    string
-	format    report.Format
-	maxRuns   int
-	cpu       string
-	storeDir  string
-	jobName   string
-	seed      int64
-	alpha     float64
-	effect    float64
-	layouts   int
-	maxLayout int
+	cfg      triage.Config
+	format   report.Format
+	cpu      string
+	storeDir string
+	jobName  string
 }
 
 func newTriageCmd(a *app) *cobra.Command {
@@ -94,95 +82,68 @@ Exit status: 0 not a real regression (no-change, an alignment artifact or a
 real improvement), 1 real regression, 2 error, 3 inconclusive.`,
 		Args: cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.validate(); err != nil {
-				return err
-			}
 			return triageJob(cmd.Context(), a, cmd, f, args[0], args[1], args[2])
 		},
 	}
-	d := defaultTriageFlags()
+	c := &f.cfg
 	fl := cmd.Flags()
-	fl.StringVar(&f.metric, "metric", "", "metric to triage (default: the job's first metric)")
-	fl.StringVar(&f.preset, "preset", d.preset, "layout knobs: "+strings.Join(knobs.Names(), ", "))
+	fl.StringVar(&c.Metric, "metric", "", "metric to triage (default: the job's first metric)")
+	fl.StringVar(&c.Preset, "preset", triage.DefaultPreset, "layout knobs: "+strings.Join(knobs.Names(), ", "))
 	formatFlag(fl, &f.format, report.TriageFormats)
-	fl.IntVar(&f.maxRuns, "max-runs", d.maxRuns, "most runs per build in one experiment (the 10 -> 20 -> 40 schedule stops there)")
-	fl.StringVar(&f.cpu, "cpu", "", "auto (pin to the quietest CPU), none, or a CPU number (default: the job's run.cpu)")
-	fl.StringVar(&f.storeDir, "store", "", "results store folder (default: .perfbot next to the job file)")
-	fl.StringVar(&f.jobName, "job", "", "the atomic job to triage when the job file has a params matrix")
-	fl.Int64Var(&f.seed, "seed", 0, "seed of the run order (default: derived from the job and commits)")
-	fl.Float64Var(&f.alpha, "alpha", d.alpha, "error rate of each look of each test")
-	fl.Float64Var(&f.effect, "effect", d.effect, "smallest change in percent that counts; smaller is no change")
-	fl.IntVar(&f.layouts, "layouts", d.layouts, "layouts of the first sweep, the plain build included")
-	fl.IntVar(&f.maxLayout, "max-layouts", d.maxLayout, "most layouts the sweep grows to")
+	fl.IntVar(&c.MaxRuns, "max-runs", triage.DefaultMaxRuns, "most runs per build in one experiment (the 10 -> 20 -> 40 schedule stops there)")
+	cpuFlag(fl, &f.cpu)
+	storeFlag(fl, &f.storeDir)
+	jobFlag(fl, &f.jobName)
+	seedFlag(fl, &c.Seed)
+	fl.Float64Var(&c.Alpha, "alpha", triage.DefaultAlpha, "level of each look of each sequential test (the triage looks several times, so lower than compare's 0.05)")
+	effectFlag(fl, &c.EffectPct)
+	fl.IntVar(&c.Layouts, "layouts", triage.DefaultLayouts, "layouts of the first sweep, the plain build included")
+	fl.IntVar(&c.MaxLayouts, "max-layouts", triage.DefaultMaxLayouts, "most layouts the sweep grows to")
 	return cmd
 }
 
-// defaultTriageFlags are the flags' defaults (perfbot demo triages with them).
-func defaultTriageFlags() triageFlags {
-	return triageFlags{preset: "c", maxRuns: 40, alpha: 0.01, effect: 5, layouts: 4, maxLayout: knobs.MaxLayouts}
-}
-
-// validate checks the flags that need no job.
-func (f *triageFlags) validate() error {
-	var errs []error
-	if !slices.Contains(knobs.Names(), f.preset) {
-		errs = append(errs, fmt.Errorf("--preset %q: want one of %s", f.preset, strings.Join(knobs.Names(), ", ")))
-	}
-	if f.maxRuns < 10 {
-		errs = append(errs, fmt.Errorf("--max-runs %d: want at least 10", f.maxRuns))
-	}
-	if !(f.alpha > 0 && f.alpha < 0.25) {
-		errs = append(errs, fmt.Errorf("--alpha %v: want a value in (0, 0.25)", f.alpha))
-	}
-	if !(f.effect > 0 && f.effect < 100) {
-		errs = append(errs, fmt.Errorf("--effect %v: want a percentage in (0, 100)", f.effect))
-	}
-	if f.layouts < 2 || f.maxLayout < f.layouts || f.maxLayout > knobs.MaxLayouts {
-		errs = append(errs, fmt.Errorf("--layouts %d, --max-layouts %d: want 2 <= layouts <= max-layouts <= %d", f.layouts, f.maxLayout, knobs.MaxLayouts))
-	}
-	return errors.Join(errs...)
-}
-
+// triageJob triages the change from baseRev to changedRev of the job file:
+// the flags are checked before the machine is waited for.
 func triageJob(ctx context.Context, a *app, cmd *cobra.Command, f triageFlags, jobFile, baseRev, changedRev string) error {
 	if !isJobFile(jobFile) {
 		return fmt.Errorf("triage %s: want a job file (.yaml or .yml)", jobFile)
+	}
+	if err := measure.CheckCPUMode(f.cpu); err != nil {
+		return err
 	}
 	j, err := pickJob(jobFile, f.jobName)
 	if err != nil {
 		return err
 	}
-	ref, err := j.ResolveMetric(f.metric)
-	if err != nil {
-		return fmt.Errorf("--metric %q: %w", f.metric, err)
+	cfg := f.cfg
+	cfg.Job, cfg.Base, cfg.Changed = j, baseRev, changedRev
+	if err := cfg.Check(); err != nil {
+		return err
 	}
 	s, err := a.open(ctx, j, f.storeDir)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	commits, err := s.Resolve(ctx, []string{baseRev, changedRev})
+	return triagePrint(ctx, a, cmd, cfg, f, jobFile, s, map[string]string{})
+}
+
+// triagePrint triages in session s as cfg asks (with --cpu f.cpu), then
+// prints the report in f.format as perfbot triage does, its "to
+// reproduce" line the command cmd with the flags typed and those of set.
+func triagePrint(ctx context.Context, a *app, cmd *cobra.Command, cfg triage.Config, f triageFlags, jobFile string, s *measure.Session, set map[string]string) error {
+	cfg.Env = s.Env(f.cpu, progress.New(a.stderr, a.stderrTTY), a.logf, a.waitf)
+	cfg.Log = a.stderr
+	res, err := triage.Run(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	cpu, err := measure.ChooseCPU(ctx, cpuMode(f.cpu, j), 10, f.effect, a.logf)
-	if err != nil {
-		return err
-	}
-	opt := triage.Options{
-		Job: j, Store: s.Store, Builder: s.Builder, CPU: cpu, Metric: ref.Name, Preset: f.preset,
-		MaxRuns: f.maxRuns, Progress: progress.New(a.stderr, a.stderrTTY), Log: a.stderr,
-		Alpha: f.alpha, MinEffect: f.effect, Layouts: f.layouts, MaxLayouts: f.maxLayout, Seed: f.seed,
-	}
-	res, err := triage.Run(ctx, opt, commits[0], commits[1])
-	if err != nil {
-		return err
-	}
-	a.logf("triage budget: %d runs (%d new), %d builds (%d new) in %.1fs; a fixed design would take %d runs",
-		res.Runs, res.NewRuns, res.Builds, res.NewBuilds, res.Wall.Seconds(), res.FixedRuns)
-	ropt := report.TriageOptions{Format: f.format, Machine: measure.DescribeMachine(cpu),
-		Command: reproduce(cmd, []string{jobFile, commits[0].Short(), commits[1].Short()}, map[string]string{"metric": res.Metric})}
+	a.logf("%s", res.Budget())
+	set["metric"] = res.Metric
+	ropt := report.TriageOptions{Format: f.format, Machine: res.Machine,
+		Command: reproduce(cmd, []string{jobFile, res.Base.Short(), res.Changed.Short()}, set)}
 	if err := report.WriteTriage(a.stdout, res, ropt); err != nil {
 		return err
 	}
-	return triageExit(res.Verdict)
+	return exitWith(res.ExitStatus())
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/perfbot/perfbot/internal/demo"
 	"github.com/perfbot/perfbot/internal/testutil"
+	"github.com/perfbot/perfbot/internal/triage"
 	"github.com/perfbot/perfbot/internal/verdict"
 )
 
@@ -53,13 +54,13 @@ func TestTriageBadInput(t *testing.T) {
 // them.
 func TestTriageExit(t *testing.T) {
 	for _, v := range verdict.All {
-		err := triageExit(v)
+		err := exitWith((&triage.Result{Verdict: v}).ExitStatus())
 		want := exitOK
 		switch v {
 		case verdict.RealRegression:
 			want = exitRegression
 		case verdict.Inconclusive:
-			want = exitInconclusive
+			want = 3
 		}
 		got := exitOK
 		var ec interface{ ExitCode() int }

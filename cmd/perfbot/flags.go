@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"io"
+
 	"github.com/spf13/pflag"
 
 	"github.com/perfbot/perfbot/internal/report"
@@ -43,3 +46,33 @@ func seedFlag(fl *pflag.FlagSet, p *int64) {
 func effectFlag(fl *pflag.FlagSet, p *float64) {
 	fl.Float64Var(p, "effect", stats.DefaultEffectPct, "smallest change in percent that counts: a smaller change is no change, and perfbot warns when this machine is too noisy to see one this large")
 }
+
+// aliasOf is the annotation of a deprecated alias: the flag it names.
+const aliasOf = "perfbot-alias-of"
+
+// deprecatedAlias declares --old as a hidden, deprecated name of the flag
+// --name, declared before: a value given to --old is set on --name, so
+// that the command and its "to reproduce" line see only --name, and w is
+// told to use --name. (pflag's MarkDeprecated would print its notice
+// where cobra prints help: on stdout, into a JSON report.)
+func deprecatedAlias(fl *pflag.FlagSet, old, name string, w io.Writer) {
+	fl.Var(aliasValue{fl: fl, old: old, name: name, w: w}, old, "the old name of --"+name)
+	f := fl.Lookup(old)
+	f.NoOptDefVal = fl.Lookup(name).NoOptDefVal
+	f.Hidden = true
+	f.Annotations = map[string][]string{aliasOf: {name}}
+}
+
+// aliasValue is the value of a deprecated alias: the flag it names.
+type aliasValue struct {
+	fl        *pflag.FlagSet
+	old, name string
+	w         io.Writer
+}
+
+func (a aliasValue) Set(v string) error {
+	fmt.Fprintf(a.w, "perfbot: --%s is deprecated: use --%s\n", a.old, a.name)
+	return a.fl.Set(a.name, v)
+}
+func (a aliasValue) String() string { return a.fl.Lookup(a.name).Value.String() }
+func (a aliasValue) Type() string   { return a.fl.Lookup(a.name).Value.Type() }

@@ -16,13 +16,13 @@ var once = map[string]bool{"restart": true}
 
 // reproduce is the command line that repeats cmd: "perfbot", the command's
 // path, args, then every flag that was set on the command line with its
-// value, and the flags of set (resolved values, such as commit hashes for
-// revisions, which replace what was typed), sorted by name and quoted for
-// the shell.
+// value (a deprecated alias by the name it stands for), and the flags of
+// set (resolved values, such as commit hashes for revisions, which replace
+// what was typed), sorted by name and quoted for the shell.
 func reproduce(cmd *cobra.Command, args []string, set map[string]string) string {
 	vals := map[string]string{}
 	cmd.Flags().Visit(func(f *pflag.Flag) {
-		if !once[f.Name] {
+		if _, alias := f.Annotations[aliasOf]; !once[f.Name] && !alias {
 			vals[f.Name] = f.Value.String()
 		}
 	})

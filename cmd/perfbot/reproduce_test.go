@@ -21,13 +21,13 @@ func TestReproduceEveryFlag(t *testing.T) {
 	}
 	got := reproduce(cmd, []string{"jobs/bench.yaml"}, map[string]string{"good": "0123456789ab", "bad": "ba9876543210", "metric": "text_ms"})
 	for _, want := range []string{"bisect jobs/bench.yaml", "--good=0123456789ab", "--bad=ba9876543210", "--metric=text_ms",
-		"--job=size=4k", "--alpha=0.05", "--effect=3", "--runs=12", "--knobs=go", "--layouts=6", "--store='/tmp/my store'",
+		"--job=size=4k", "--alpha=0.05", "--effect=3", "--runs=12", "--preset=go", "--layouts=6", "--store='/tmp/my store'",
 		"--seed=7", "--improvement", "--layout-robust=sweep"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("reproduce line %q lacks %q", got, want)
 		}
 	}
-	if strings.Contains(got, "HEAD") || strings.Contains(got, "--format") || strings.Contains(got, "--restart") {
-		t.Errorf("reproduce line %q: want resolved revisions, no flags that were not set, and no --restart", got)
+	if strings.Contains(got, "HEAD") || strings.Contains(got, "--format") || strings.Contains(got, "--restart") || strings.Contains(got, "--knobs") {
+		t.Errorf("reproduce line %q: want resolved revisions, no flags that were not set, no --restart and no deprecated --knobs", got)
 	}
 }

@@ -37,8 +37,8 @@
 //     culprit and then its parent are re-tested with all their runs; if
 //     one turns out to be on the other side, the search goes on from
 //     there (at most [MaxRetests] times).
-//  5. Merges. A confirmed culprit M that is a merge (with an
-//     [Options.Graph]) is searched inside: when M^2 differs from
+//  5. Merges. A confirmed culprit M that is a merge (without
+//     [Config.FirstParentOnly]) is searched inside: when M^2 differs from
 //     merge-base(M^1, M^2) like the ends of a range, that stretch of M^2's
 //     first-parent history is bisected and the culprit found there takes
 //     M's place (Culprit.Via names M); when it does not, neither side alone
@@ -49,8 +49,9 @@
 //     that every change is named ([Result.Culprits], [Result.Ranges]), up
 //     to MaxCulprits culprits and ExtraRuns runs; the ranges the budget
 //     leaves are reported as such ([RangeBudget]).
-//  7. Triage. With an [Options.Triage] function (the plain build mode),
-//     each culprit and its parent are triaged, to say whether the change
+//  7. Triage. In the plain build mode (not Fixed, not
+//     [Config.NoTriage]), each culprit and its parent are triaged
+//     (triage.Run with the same measure.Env), to say whether the change
 //     is real or an alignment artifact.
 //
 // With several layouts (a layout sweep: every commit built under each),
@@ -62,27 +63,30 @@
 // Every measurement goes through a [Measurer], which takes only the runs
 // its store does not hold yet, so runs are never thrown away or repeated,
 // and the bisection's progress is a [State] checkpointed after every
-// decision (see [Options.Save]): a killed bisection resumes where it
-// stopped. [StoreMeasurer] is the real measurer (builds, pinned
+// decision (under [Config.StateKey], or the key [StateKey] derives): a
+// killed bisection resumes where it stopped. [Run] is the entry point (a
+// [Config] in, a [Result] out); [StoreMeasurer] is the real measurer (builds, pinned
 // interleaved runs, the results store); tests use simulated ones.
-// [Options.Fixed] replaces the tests by the plain "git bisect run" scheme
+// [Config.Fixed] replaces the tests by the plain "git bisect run" scheme
 // (a fixed number of runs, the midpoint of the ends' means), to measure
 // what the tests save.
 package bisect
 
 import (
 	"errors"
+
+	"github.com/perfbot/perfbot/internal/stats"
 )
 
-// Defaults of [Options]. The ends' and the check's first looks default to
+// Defaults of [Config]. The ends' and the check's first looks default to
 // the fewest runs with which the Mann-Whitney test can reach Alpha at all
 // (see [MinRuns]): 9 runs of each end for a first look of 3 runs at a
 // candidate, and 5 runs of each side in the check, at Alpha 0.01.
 const (
-	DefaultStepRuns  = 3    // first look at a candidate
-	DefaultMaxRuns   = 40   // most runs of one commit (per layout)
-	DefaultAlpha     = 0.01 // per look, Pinpoint's
-	DefaultMinEffect = 0.05 // changes within ±5 % count as "the same"
+	DefaultStepRuns  = 3                      // first look at a candidate
+	DefaultMaxRuns   = 40                     // most runs of one commit (per layout)
+	DefaultAlpha     = 0.01                   // per look, Pinpoint's
+	DefaultEffectPct = stats.DefaultEffectPct // changes within ±5 % count as "the same"
 	// DefaultMaxCulprits is the most culprits a bisection names.
 	DefaultMaxCulprits = 4
 )

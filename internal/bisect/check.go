@@ -68,7 +68,7 @@ func (b *bisector) check(ctx context.Context) error {
 		case cmp.Decision == "different":
 			r.Check.Reason = fmt.Sprintf("not confirmed: in fresh runs the culprit differs from its parent the other way (%+.1f%%)", cmp.Change)
 		case cmp.Decision == "same":
-			r.Check.Reason = fmt.Sprintf("not confirmed: in fresh runs the culprit performs like its parent (%+.1f%%, within ±%.3g%%); the change may be spread over several commits, or the bisection was misled by noise", cmp.Change, 100*b.opt.MinEffect)
+			r.Check.Reason = fmt.Sprintf("not confirmed: in fresh runs the culprit performs like its parent (%+.1f%%, within ±%.3g%%); the change may be spread over several commits, or the bisection was misled by noise", cmp.Change, b.opt.EffectPct)
 		default:
 			r.Check.Reason = fmt.Sprintf("not confirmed: fresh runs cannot tell culprit and parent apart (%s)", cmp.Reason)
 		}

@@ -164,7 +164,7 @@ func TestDemoForced(t *testing.T) {
 	real := d.repo.ByLabel(demo.EffectRealRegression).Hash
 	cpu := quietCPU(t)
 	for attempt := 1; ; attempt++ {
-		r, err := Run(context.Background(), Options{Measurer: d.measurer(t, forced(t, d), cpu), Metric: demo.MetricText}, d.good, d.path)
+		r, err := search(context.Background(), options{Measurer: d.measurer(t, forced(t, d), cpu), Metric: demo.MetricText}, d.good, d.path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -193,8 +193,8 @@ func BenchmarkDemo(b *testing.B) {
 	cpu := quietCPU(b)
 	for _, sc := range []struct {
 		name string
-		opt  Options
-	}{{"statistical", Options{}}, {"fixed6", Options{Fixed: 6}}} {
+		opt  options
+	}{{"statistical", options{}}, {"fixed6", options{Fixed: 6}}} {
 		b.Run(sc.name, func(b *testing.B) {
 			var runs, check, builds, wrong, skipped int
 			for i := 0; i < b.N; i++ {
@@ -204,7 +204,7 @@ func BenchmarkDemo(b *testing.B) {
 				b.StartTimer()
 				opt := sc.opt
 				opt.Measurer, opt.Metric = d.measurer(b, forced(b, d), cpu), demo.MetricText
-				r, err := Run(context.Background(), opt, d.good, d.path)
+				r, err := search(context.Background(), opt, d.good, d.path)
 				if err != nil {
 					b.Fatal(err)
 				}

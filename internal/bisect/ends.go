@@ -62,7 +62,7 @@ func (b *bisector) measureEnds(ctx context.Context) error {
 		switch cmp.Decision {
 		case "same":
 			return fmt.Errorf("%w: %s at bad %s is within ±%.3g%% of good %s (%+.1f%%, interval [%+.1f%%, %+.1f%%], %d and %d runs): nothing to bisect",
-				ErrNoChange, r.Metric, r.Bad.Short(), 100*b.opt.MinEffect, r.Good.Short(), cmp.Change, cmp.Lo, cmp.Hi, rg.EndsRuns[0], rg.EndsRuns[1])
+				ErrNoChange, r.Metric, r.Bad.Short(), b.opt.EffectPct, r.Good.Short(), cmp.Change, cmp.Lo, cmp.Hi, rg.EndsRuns[0], rg.EndsRuns[1])
 		case "unknown":
 			if n >= b.opt.MaxRuns {
 				return fmt.Errorf("%w: after %d runs of each, the runs cannot tell whether %s differs between good %s and bad %s (%s); the machine may be too noisy for this change",
@@ -91,7 +91,7 @@ func (b *bisector) goodValues() []float64 { return b.ends[0].replicates() }
 func (b *bisector) badValues() []float64 { return b.ends[1].replicates() }
 
 // rangeEnds compares the ends of a range other than the main one: it is
-// searched when they differ by more than MinEffect in the direction of the
+// searched when they differ by more than EffectPct in the direction of the
 // change (a half of a split range: by any amount), else it ends with its
 // status. The first look uses the runs
 // stored, with at least CheckRuns of each end (what a culprit and its
@@ -132,7 +132,7 @@ func (b *bisector) rangeEnds(ctx context.Context) error {
 			rg.Status = RangeUndecided
 		case b.dir*logChange(cmp.Change) < 0:
 			rg.Status = RangeOtherWay
-		case math.Abs(cmp.Change) < 100*b.opt.MinEffect && !rg.Split:
+		case math.Abs(cmp.Change) < b.opt.EffectPct && !rg.Split:
 			rg.Status = RangeSmall
 		default:
 			b.logf("range %d (%s): %s %+.1f%% (%s): searching it", st.Range+1, b.rangeName(st.Range), b.st.Result.Metric, cmp.Change, cmp.Reason)

@@ -29,7 +29,7 @@ func TestStateV1(t *testing.T) {
 	st := load("steps")
 	stepsBefore := len(st.Result.Steps)
 	m := newSim(h, 2)
-	r, err := bisectSim(t, h, m, Options{Resume: st})
+	r, err := bisectSim(t, h, m, options{Resume: st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestStateV1(t *testing.T) {
 
 	st = load("done")
 	m = newSim(h, 2)
-	r, err = bisectSim(t, h, m, Options{Resume: st})
+	r, err = bisectSim(t, h, m, options{Resume: st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,17 +68,17 @@ func BenchmarkCulprits(b *testing.B) {
 	for _, sc := range []struct {
 		name  string
 		k     int
-		opt   Options
+		opt   options
 		noise func(*simMeasurer)
 	}{
-		{"1-change/first-only/quiet", 1, Options{MaxCulprits: 1}, quiet},
-		{"1-change/every/quiet", 1, Options{}, quiet},
-		{"2-changes/first-only/quiet", 2, Options{MaxCulprits: 1}, quiet},
-		{"2-changes/every/quiet", 2, Options{}, quiet},
-		{"3-changes/every/quiet", 3, Options{}, quiet},
-		{"1-change/every/bursts", 1, Options{}, bursty},
-		{"2-changes/every/bursts", 2, Options{}, bursty},
-		{"3-changes/every/bursts", 3, Options{}, bursty},
+		{"1-change/first-only/quiet", 1, options{MaxCulprits: 1}, quiet},
+		{"1-change/every/quiet", 1, options{}, quiet},
+		{"2-changes/first-only/quiet", 2, options{MaxCulprits: 1}, quiet},
+		{"2-changes/every/quiet", 2, options{}, quiet},
+		{"3-changes/every/quiet", 3, options{}, quiet},
+		{"1-change/every/bursts", 1, options{}, bursty},
+		{"2-changes/every/bursts", 2, options{}, bursty},
+		{"3-changes/every/bursts", 3, options{}, bursty},
 	} {
 		b.Run(sc.name, func(b *testing.B) {
 			var runs, first, extra, named, exact, falseC float64

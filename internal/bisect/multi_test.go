@@ -69,7 +69,7 @@ func TestEveryCulprit(t *testing.T) {
 			h := newHistory(63, truth, nil, nil)
 			m := newSim(h, seed)
 			quiet(m)
-			r, err := bisectSim(t, h, m, Options{})
+			r, err := bisectSim(t, h, m, options{})
 			if err != nil {
 				t.Fatalf("%d changes, seed %d: %v", k, seed, err)
 			}
@@ -106,7 +106,7 @@ func TestEveryCulprit(t *testing.T) {
 // range after the main one, no extra run.
 func TestOneCulpritOnly(t *testing.T) {
 	h := newHistory(63, map[int]float64{12: math.Log(1.2), 40: math.Log(1.3)}, nil, nil)
-	r, err := bisectSim(t, h, newSim(h, 1), Options{MaxCulprits: 1})
+	r, err := bisectSim(t, h, newSim(h, 1), options{MaxCulprits: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestBudget(t *testing.T) {
 	m := newSim(h, 3)
 	var saved []byte
 	save := func(ctx context.Context, st *State) (err error) { saved, err = json.Marshal(st); return }
-	r, err := bisectSim(t, h, m, Options{MaxCulprits: 2, Save: save})
+	r, err := bisectSim(t, h, m, options{MaxCulprits: 2, Save: save})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestBudget(t *testing.T) {
 	if err := json.Unmarshal(saved, &st); err != nil {
 		t.Fatal(err)
 	}
-	r2, err := bisectSim(t, h, m, Options{MaxCulprits: 3, Resume: &st})
+	r2, err := bisectSim(t, h, m, options{MaxCulprits: 3, Resume: &st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestBudget(t *testing.T) {
 
 	// A cap on extra runs.
 	m = newSim(h, 3)
-	r, err = bisectSim(t, h, m, Options{ExtraRuns: 15})
+	r, err = bisectSim(t, h, m, options{ExtraRuns: 15})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestCulpritInsideMerge(t *testing.T) {
 		h, side := mergeHistory(nil, map[int]float64{7: math.Log(1.3)}, 0)
 		m := newSim(h, seed)
 		quiet(m)
-		r, err := bisectSim(t, h, m, Options{Graph: simGraph{h}})
+		r, err := bisectSim(t, h, m, options{Graph: simGraph{h}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -221,7 +221,7 @@ func TestCulpritInsideMerge(t *testing.T) {
 // reproduce it, and the merge itself is the culprit, marked so.
 func TestMergeInteraction(t *testing.T) {
 	h, _ := mergeHistory(nil, nil, math.Log(1.3))
-	r, err := bisectSim(t, h, newSim(h, 2), Options{Graph: simGraph{h}})
+	r, err := bisectSim(t, h, newSim(h, 2), options{Graph: simGraph{h}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestMergeInteraction(t *testing.T) {
 	}
 	// FirstParentOnly leaves the merge alone, as before.
 	h2, _ := mergeHistory(nil, map[int]float64{3: math.Log(1.3)}, 0)
-	r, err = bisectSim(t, h2, newSim(h2, 2), Options{Graph: simGraph{h2}, FirstParentOnly: true})
+	r, err = bisectSim(t, h2, newSim(h2, 2), options{Graph: simGraph{h2}, FirstParentOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func TestMergeInteraction(t *testing.T) {
 // branch.
 func TestMergeAndMainCulprits(t *testing.T) {
 	h, side := mergeHistory(map[int]float64{33: math.Log(1.25)}, map[int]float64{4: math.Log(1.3)}, 0)
-	r, err := bisectSim(t, h, newSim(h, 5), Options{Graph: simGraph{h}})
+	r, err := bisectSim(t, h, newSim(h, 5), options{Graph: simGraph{h}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func TestResumeRanges(t *testing.T) {
 	h, side := mergeHistory(map[int]float64{33: math.Log(1.3)}, map[int]float64{4: math.Log(1.3)}, 0)
 	want := []int{33, 1000 + h.side[side[4].Hash]}
 	full := newSim(h, 9)
-	if _, err := bisectSim(t, h, full, Options{Graph: simGraph{h}}); err != nil {
+	if _, err := bisectSim(t, h, full, options{Graph: simGraph{h}}); err != nil {
 		t.Fatal(err)
 	}
 	for k := 1; k < full.taken; k += 5 {
@@ -276,7 +276,7 @@ func TestResumeRanges(t *testing.T) {
 		m.killAfter = k
 		var saved []byte
 		save := func(ctx context.Context, st *State) (err error) { saved, err = json.Marshal(st); return }
-		if _, err := bisectSim(t, h, m, Options{Save: save, Graph: simGraph{h}}); !errors.Is(err, errKilled) {
+		if _, err := bisectSim(t, h, m, options{Save: save, Graph: simGraph{h}}); !errors.Is(err, errKilled) {
 			t.Fatalf("kill after %d: err = %v", k, err)
 		}
 		var st *State
@@ -287,7 +287,7 @@ func TestResumeRanges(t *testing.T) {
 			}
 		}
 		m.killAfter = 0
-		r, err := bisectSim(t, h, m, Options{Save: save, Resume: st, Graph: simGraph{h}})
+		r, err := bisectSim(t, h, m, options{Save: save, Resume: st, Graph: simGraph{h}})
 		if err != nil {
 			t.Fatalf("resume after %d runs: %v", k, err)
 		}
@@ -299,9 +299,9 @@ func TestResumeRanges(t *testing.T) {
 	m := newSim(h, 9)
 	m.killAfter = full.taken - 5
 	var saved State
-	_, _ = bisectSim(t, h, m, Options{Save: func(ctx context.Context, st *State) error { saved = *st; return nil }, Graph: simGraph{h}})
+	_, _ = bisectSim(t, h, m, options{Save: func(ctx context.Context, st *State) error { saved = *st; return nil }, Graph: simGraph{h}})
 	if saved.Result.Ranges[saved.Range].Path > 0 {
-		if _, err := bisectSim(t, h, m, Options{Resume: &saved}); err == nil || !strings.Contains(err.Error(), "needs the commit graph") {
+		if _, err := bisectSim(t, h, m, options{Resume: &saved}); err == nil || !strings.Contains(err.Error(), "needs the commit graph") {
 			t.Errorf("resumed inside a merge without a graph: %v", err)
 		}
 	}
@@ -321,7 +321,7 @@ func TestEveryImprovement(t *testing.T) {
 		triaged[culprit.Hash] = parent.Hash
 		return &Triage{Verdict: "real-regression", Sentence: "real"}, nil
 	}
-	r, err := bisectSim(t, h, newSim(h, 4), Options{Improvement: true, Triage: tri})
+	r, err := bisectSim(t, h, newSim(h, 4), options{Improvement: true, Triage: tri})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +344,7 @@ func TestEveryImprovement(t *testing.T) {
 func TestTwoInsideMerge(t *testing.T) {
 	for seed := range int64(5) {
 		h, side := mergeHistory(nil, map[int]float64{2: math.Log(1.2), 8: math.Log(1.25)}, 0)
-		r, err := bisectSim(t, h, newSim(h, seed), Options{Graph: simGraph{h}})
+		r, err := bisectSim(t, h, newSim(h, seed), options{Graph: simGraph{h}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-// How a bisection is asked for: Options and their defaults.
+// The search's options: a Config resolved by Run, and their checks.
 
 package bisect
 
@@ -30,10 +30,17 @@ const (
 	// runs and builds, so it only saves wall time when the measurer runs
 	// several benchmarks at once (several machines or quiet CPUs).
 	SpeculateRuns Speculation = "runs"
+	// SpeculateAuto is SpeculateBuild when the runs are pinned and another
+	// CPU is free for the builds, else SpeculateNone ([AutoSpeculation]).
+	SpeculateAuto Speculation = "auto"
 )
 
-// Options configure a bisection. Zero values take the defaults.
-type Options struct {
+// Speculations lists the speculations a Config takes, as --speculate
+// spells them.
+var Speculations = []Speculation{SpeculateNone, SpeculateBuild, SpeculateRuns, SpeculateAuto}
+
+// options configure the search. Zero values take the defaults.
+type options struct {
 	Measurer Measurer
 	// Metric names the bisected metric (for messages).
 	Metric string
@@ -45,9 +52,9 @@ type Options struct {
 	// regression.
 	Improvement bool
 	// Alpha is the error rate of each look of each comparison (default
-	// 0.01); MinEffect the relative change within which two commits
-	// count as the same (default 0.05).
-	Alpha, MinEffect float64
+	// DefaultAlpha); EffectPct the change, in percent, within which two
+	// commits count as the same (default DefaultEffectPct).
+	Alpha, EffectPct float64
 	// EndRuns, StepRuns and MaxRuns are the runs (per layout) of the
 	// first look at the ends, of the first look at a candidate, and the
 	// most of any commit; CheckRuns the fresh runs of each side of the
@@ -104,7 +111,7 @@ type Options struct {
 	Now func() time.Time
 }
 
-func (o *Options) defaults() error {
+func (o *options) defaults() error {
 	if o.Measurer == nil {
 		return errors.New("bisect: no Measurer")
 	}
@@ -114,11 +121,11 @@ func (o *Options) defaults() error {
 	if !(o.Alpha > 0 && o.Alpha < 0.5) {
 		return fmt.Errorf("bisect: alpha %v is not in (0, 0.5)", o.Alpha)
 	}
-	if o.MinEffect == 0 {
-		o.MinEffect = DefaultMinEffect
+	if o.EffectPct == 0 {
+		o.EffectPct = DefaultEffectPct
 	}
-	if !(o.MinEffect > 0 && o.MinEffect < 10) {
-		return fmt.Errorf("bisect: effect %v%% is not in (0, 1000)", 100*o.MinEffect)
+	if !(o.EffectPct > 0 && o.EffectPct < 1000) {
+		return fmt.Errorf("bisect: effect %v%% is not in (0, 1000)", o.EffectPct)
 	}
 	if o.StepRuns == 0 {
 		o.StepRuns = DefaultStepRuns

@@ -44,7 +44,7 @@ func TestParallelFindsCulprit(t *testing.T) {
 		m := &lockedSim{simMeasurer: newSim(h, seed)}
 		m.outlier = 0.05
 		waves := 0
-		r, err := Run(context.Background(), Options{Measurer: m, Metric: "text_ms", Parallel: 3, MaxCulprits: 1,
+		r, err := search(context.Background(), options{Measurer: m, Metric: "text_ms", Parallel: 3, MaxCulprits: 1,
 			Log: func(l string) {
 				if strings.Contains(l, "commits at once") {
 					waves++
@@ -63,7 +63,7 @@ func TestParallelFindsCulprit(t *testing.T) {
 		if m.repeated != 0 || r.Runs != m.taken {
 			t.Fatalf("seed %d: %d runs repeated; result says %d runs, measurer took %d", seed, m.repeated, r.Runs, m.taken)
 		}
-		seq, err := bisectSim(t, h, newSim(h, seed), Options{MaxCulprits: 1})
+		seq, err := bisectSim(t, h, newSim(h, seed), options{MaxCulprits: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,7 +102,7 @@ func (p *pinSim) MeasureOn(ctx context.Context, key string, reqs []Request) (*Ba
 func TestParallelSlotKeys(t *testing.T) {
 	h := newHistory(40, map[int]float64{17: math.Log(1.30)}, nil, nil)
 	p := &pinSim{lockedSim: &lockedSim{simMeasurer: newSim(h, 1)}, keys: map[string]int{}}
-	if _, err := Run(context.Background(), Options{Measurer: p, Metric: "text_ms", Parallel: 3, MaxCulprits: 1}, h.good, h.path); err != nil {
+	if _, err := search(context.Background(), options{Measurer: p, Metric: "text_ms", Parallel: 3, MaxCulprits: 1}, h.good, h.path); err != nil {
 		t.Fatal(err)
 	}
 	if len(p.keys) == 0 || len(p.keys) > 3 {
@@ -131,7 +131,7 @@ func TestParallelSplits(t *testing.T) {
 	for seed := range int64(8) {
 		h := newHistory(40, map[int]float64{12: math.Log(1.25), 28: math.Log(1.25)}, nil, nil)
 		m := &lockedSim{simMeasurer: newSim(h, seed)}
-		r, err := Run(context.Background(), Options{Measurer: m, Metric: "text_ms", Parallel: 3}, h.good, h.path)
+		r, err := search(context.Background(), options{Measurer: m, Metric: "text_ms", Parallel: 3}, h.good, h.path)
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/perfbot/perfbot/internal/compare"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/metric"
 	"github.com/perfbot/perfbot/internal/verdict"
@@ -127,7 +128,7 @@ const (
 	RangeUnconfirmed RangeStatus = "unconfirmed" // a culprit named, but the check did not confirm it
 	RangeCandidates  RangeStatus = "candidates"  // skipped commits leave several candidates
 	RangeSame        RangeStatus = "same"        // the ends do not differ: no further change
-	RangeSmall       RangeStatus = "small"       // the ends differ, by less than MinEffect
+	RangeSmall       RangeStatus = "small"       // the ends differ, by less than EffectPct
 	RangeOtherWay    RangeStatus = "other-way"   // the ends differ the other way
 	RangeUndecided   RangeStatus = "undecided"   // the runs cannot tell at MaxRuns
 	RangeBudget      RangeStatus = "budget"      // not searched, or stopped: the budget ran out
@@ -148,7 +149,7 @@ type Range struct {
 	// Via lists the merges, outermost first, inside which the range lies.
 	Via []gitrev.Commit `json:"via,omitempty"`
 	// Split is set on the two halves of a range split at Of, a commit
-	// that differed from both its ends by at least MinEffect: a half is
+	// that differed from both its ends by at least EffectPct: a half is
 	// searched when its ends differ toward the change at all.
 	Split bool `json:"split,omitempty"`
 	// Path is the index of the range whose first-parent path holds this
@@ -224,6 +225,15 @@ type Result struct {
 	Ranges []Range `json:"ranges,omitempty"`
 	// FirstRuns is Runs when the first culprit was confirmed.
 	FirstRuns int `json:"first_runs,omitempty"`
+
+	// Mode is how every commit was built, ModeDetail how in words (the
+	// variant, the layouts). Set by Run.
+	Mode       Mode   `json:"-"`
+	ModeDetail string `json:"-"`
+	// Table compares parent and culprit over every metric in the 0-day
+	// layout, from the check's fresh runs; nil without a checked culprit.
+	// Set by Run.
+	Table *compare.Table `json:"-"`
 }
 
 // ExtraRuns is the runs taken after the first culprit was confirmed, to

@@ -240,11 +240,11 @@ func (m *simMeasurer) stored() int {
 	return n
 }
 
-func bisectSim(t testing.TB, h *simHistory, m *simMeasurer, opt Options) (*Result, error) {
+func bisectSim(t testing.TB, h *simHistory, m *simMeasurer, opt options) (*Result, error) {
 	t.Helper()
 	opt.Measurer = m
 	opt.Metric = "text_ms"
-	return Run(context.Background(), opt, h.good, h.path)
+	return search(context.Background(), opt, h.good, h.path)
 }
 
 func culpritPos(r *Result, h *simHistory) int {
@@ -266,7 +266,7 @@ func TestFindsRealCulprit(t *testing.T) {
 		h := newHistory(63, map[int]float64{at: math.Log(1.30)}, nil, nil)
 		m := newSim(h, seed)
 		m.outlier, m.drift = 0.05, 0.02
-		r, err := bisectSim(t, h, m, Options{})
+		r, err := bisectSim(t, h, m, options{})
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
@@ -293,14 +293,14 @@ func TestFindsRealCulprit(t *testing.T) {
 // range, the search "git bisect" would make; the runs taken afterwards to
 // rule out more culprits (the ranges the culprit leaves) are left out
 // here and reported by simExtra.
-func simScheme(t testing.TB, cases int, effect float64, noise func(*simMeasurer), opt Options) (find, check, wrong float64) {
+func simScheme(t testing.TB, cases int, effect float64, noise func(*simMeasurer), opt options) (find, check, wrong float64) {
 	find, check, _, wrong = simSchemeExtra(t, cases, effect, noise, opt)
 	return find, check, wrong
 }
 
 // simSchemeExtra is simScheme, with the mean runs taken after the main
 // range (extra) and a wrong answer also when another culprit is named.
-func simSchemeExtra(t testing.TB, cases int, effect float64, noise func(*simMeasurer), opt Options) (find, check, extra, wrong float64) {
+func simSchemeExtra(t testing.TB, cases int, effect float64, noise func(*simMeasurer), opt options) (find, check, extra, wrong float64) {
 	for seed := range int64(cases) {
 		at := rand.New(rand.NewSource(seed)).Intn(63)
 		h := newHistory(63, map[int]float64{at: math.Log(effect)}, nil, nil)
@@ -333,16 +333,16 @@ func bursty(m *simMeasurer) { quiet(m); m.burst, m.burstSize = 0.03, math.Log(1.
 // right, with half the runs of the 20-run scheme that comes close.
 func TestAgainstFixed(t *testing.T) {
 	const cases = 150
-	fa, ca, wa := simScheme(t, cases, 1.30, quiet, Options{})
-	f6, _, w6 := simScheme(t, cases, 1.30, quiet, Options{Fixed: 6})
+	fa, ca, wa := simScheme(t, cases, 1.30, quiet, options{})
+	f6, _, w6 := simScheme(t, cases, 1.30, quiet, options{Fixed: 6})
 	t.Logf("quiet: statistical %.1f runs to find + %.1f to check, %.1f%% wrong; fixed-6 %.1f runs, %.1f%% wrong", fa, ca, 100*wa, f6, 100*w6)
 	if wa > 0.02 || fa > 1.1*f6 {
 		t.Errorf("quiet machine: statistical bisection %.1f runs, %.1f%% wrong; want at most 10%% more than fixed-6's %.1f, and under 2%% wrong", fa, 100*wa, f6)
 	}
-	fa, ca, wa = simScheme(t, cases, 1.30, bursty, Options{})
-	f6, _, w6 = simScheme(t, cases, 1.30, bursty, Options{Fixed: 6})
-	f10, _, w10 := simScheme(t, cases, 1.30, bursty, Options{Fixed: 10})
-	f20, _, w20 := simScheme(t, cases, 1.30, bursty, Options{Fixed: 20})
+	fa, ca, wa = simScheme(t, cases, 1.30, bursty, options{})
+	f6, _, w6 = simScheme(t, cases, 1.30, bursty, options{Fixed: 6})
+	f10, _, w10 := simScheme(t, cases, 1.30, bursty, options{Fixed: 10})
+	f20, _, w20 := simScheme(t, cases, 1.30, bursty, options{Fixed: 20})
 	t.Logf("bursts: statistical %.1f+%.1f runs, %.1f%% wrong; fixed-6 %.1f runs, %.1f%% wrong; fixed-10 %.1f runs, %.1f%% wrong; fixed-20 %.1f runs, %.1f%% wrong",
 		fa, ca, 100*wa, f6, 100*w6, f10, 100*w10, f20, 100*w20)
 	if wa > 0.02 || wa >= w6/2 || wa >= w10/2 || wa > w20 {
@@ -355,8 +355,8 @@ func TestAgainstFixed(t *testing.T) {
 		t.Errorf("bursts: statistical bisection took %.1f runs, fixed-20 %.1f: want at most two thirds", fa+ca, f20)
 	}
 	// A small change (8 %, 4 % noise): the fixed scheme is often wrong.
-	fa, _, wa = simScheme(t, cases, 1.08, func(m *simMeasurer) { quiet(m); m.cv = 0.04 }, Options{})
-	f6, _, w6 = simScheme(t, cases, 1.08, func(m *simMeasurer) { quiet(m); m.cv = 0.04 }, Options{Fixed: 6})
+	fa, _, wa = simScheme(t, cases, 1.08, func(m *simMeasurer) { quiet(m); m.cv = 0.04 }, options{})
+	f6, _, w6 = simScheme(t, cases, 1.08, func(m *simMeasurer) { quiet(m); m.cv = 0.04 }, options{Fixed: 6})
 	t.Logf("8%% change: statistical %.1f runs, %.1f%% wrong; fixed-6 %.1f runs, %.1f%% wrong", fa, 100*wa, f6, 100*w6)
 	if wa > 0.05 || w6 < 0.2 {
 		t.Errorf("8%% change: statistical %.1f%% wrong, fixed-6 %.1f%%", 100*wa, 100*w6)
@@ -366,7 +366,7 @@ func TestAgainstFixed(t *testing.T) {
 func TestNoChange(t *testing.T) {
 	h := newHistory(20, nil, nil, nil)
 	m := newSim(h, 1)
-	r, err := bisectSim(t, h, m, Options{})
+	r, err := bisectSim(t, h, m, options{})
 	if !errors.Is(err, ErrNoChange) {
 		t.Fatalf("err = %v, want ErrNoChange", err)
 	}
@@ -377,12 +377,12 @@ func TestNoChange(t *testing.T) {
 
 func TestWrongDirection(t *testing.T) {
 	h := newHistory(20, map[int]float64{7: math.Log(0.7)}, nil, nil)
-	_, err := bisectSim(t, h, newSim(h, 1), Options{})
+	_, err := bisectSim(t, h, newSim(h, 1), options{})
 	if !errors.Is(err, ErrWrongDirection) {
 		t.Fatalf("err = %v, want ErrWrongDirection", err)
 	}
 	// Searching for the improvement finds it.
-	r, err := bisectSim(t, h, newSim(h, 1), Options{Improvement: true})
+	r, err := bisectSim(t, h, newSim(h, 1), options{Improvement: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,7 +395,7 @@ func TestWrongDirection(t *testing.T) {
 // skipped and reported, and the culprit is still found.
 func TestSkipsBrokenBuilds(t *testing.T) {
 	h := newHistory(31, map[int]float64{20: math.Log(1.3)}, nil, []int{15, 16, 14})
-	r, err := bisectSim(t, h, newSim(h, 3), Options{})
+	r, err := bisectSim(t, h, newSim(h, 3), options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,7 +417,7 @@ func TestSkipsBrokenBuilds(t *testing.T) {
 // culprit follows it, so as with git bisect skip only a range is known.
 func TestSkipLeavesCandidates(t *testing.T) {
 	h := newHistory(16, map[int]float64{9: math.Log(1.3)}, nil, []int{8})
-	r, err := bisectSim(t, h, newSim(h, 3), Options{})
+	r, err := bisectSim(t, h, newSim(h, 3), options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -439,7 +439,7 @@ func TestSkipLeavesCandidates(t *testing.T) {
 func TestAllRunsFailIsSkip(t *testing.T) {
 	h := newHistory(15, map[int]float64{11: math.Log(1.3)}, nil, nil)
 	h.runFails[7] = true // path index 6, the first midpoint
-	r, err := bisectSim(t, h, newSim(h, 5), Options{})
+	r, err := bisectSim(t, h, newSim(h, 5), options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -454,7 +454,7 @@ func TestAllRunsFailIsSkip(t *testing.T) {
 
 func TestEndFails(t *testing.T) {
 	h := newHistory(10, map[int]float64{3: 0.3}, nil, []int{9})
-	_, err := bisectSim(t, h, newSim(h, 1), Options{})
+	_, err := bisectSim(t, h, newSim(h, 1), options{})
 	if !errors.Is(err, ErrEndFailed) {
 		t.Fatalf("err = %v, want ErrEndFailed", err)
 	}
@@ -480,7 +480,7 @@ func TestTwoChanges(t *testing.T) {
 				h := newHistory(63, map[int]float64{40: math.Log(1.3)}, []int{10}, nil)
 				m := newSim(h, seed)
 				m.forced, m.layouts = tc.forced, tc.layouts
-				r, err := bisectSim(t, h, m, Options{})
+				r, err := bisectSim(t, h, m, options{})
 				if err != nil {
 					t.Fatalf("seed %d: %v", seed, err)
 				}
@@ -506,7 +506,7 @@ func TestTwoChanges(t *testing.T) {
 func TestResume(t *testing.T) {
 	h := newHistory(63, map[int]float64{37: math.Log(1.3)}, nil, []int{31})
 	full := newSim(h, 9)
-	ref, err := bisectSim(t, h, full, Options{})
+	ref, err := bisectSim(t, h, full, options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -519,7 +519,7 @@ func TestResume(t *testing.T) {
 			saved, err = json.Marshal(st)
 			return err
 		}
-		_, err := bisectSim(t, h, m, Options{Save: save})
+		_, err := bisectSim(t, h, m, options{Save: save})
 		if !errors.Is(err, errKilled) {
 			t.Fatalf("kill after %d: err = %v", k, err)
 		}
@@ -531,7 +531,7 @@ func TestResume(t *testing.T) {
 			}
 		}
 		m.killAfter = 0
-		r, err := bisectSim(t, h, m, Options{Save: save, Resume: st})
+		r, err := bisectSim(t, h, m, options{Save: save, Resume: st})
 		if err != nil {
 			t.Fatalf("resume after %d runs: %v", k, err)
 		}
@@ -559,12 +559,12 @@ func TestResumeDone(t *testing.T) {
 	m := newSim(h, 2)
 	var st State
 	save := func(ctx context.Context, s *State) error { st = *s; return nil }
-	r1, err := bisectSim(t, h, m, Options{Save: save})
+	r1, err := bisectSim(t, h, m, options{Save: save})
 	if err != nil {
 		t.Fatal(err)
 	}
 	taken := m.taken
-	r2, err := bisectSim(t, h, m, Options{Resume: &st})
+	r2, err := bisectSim(t, h, m, options{Resume: &st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -576,7 +576,7 @@ func TestResumeDone(t *testing.T) {
 func TestResumeMismatch(t *testing.T) {
 	h := newHistory(20, map[int]float64{5: 0.3}, nil, nil)
 	st := &State{Version: StateVersion, Phase: PhaseSteps, LoHi: [2]int{-1, 19}, Result: Result{Good: h.path[0], Bad: h.path[19], Commits: 20, Layouts: 1}}
-	if _, err := bisectSim(t, h, newSim(h, 1), Options{Resume: st}); err == nil {
+	if _, err := bisectSim(t, h, newSim(h, 1), options{Resume: st}); err == nil {
 		t.Error("resumed a state of another range")
 	}
 }
@@ -586,7 +586,7 @@ func TestResumeMismatch(t *testing.T) {
 func TestSpeculateRuns(t *testing.T) {
 	h := newHistory(63, map[int]float64{50: math.Log(1.3)}, nil, nil)
 	m := newSim(h, 4)
-	r, err := bisectSim(t, h, m, Options{Speculate: SpeculateRuns})
+	r, err := bisectSim(t, h, m, options{Speculate: SpeculateRuns})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -595,7 +595,7 @@ func TestSpeculateRuns(t *testing.T) {
 	}
 	// Every tested commit after the first was measured a step ahead.
 	plain := newSim(h, 4)
-	rp, _ := bisectSim(t, h, plain, Options{})
+	rp, _ := bisectSim(t, h, plain, options{})
 	if r.Runs <= rp.Runs {
 		t.Errorf("speculation took %d runs, none %d: expected more runs (it measures both next candidates)", r.Runs, rp.Runs)
 	}
@@ -604,7 +604,7 @@ func TestSpeculateRuns(t *testing.T) {
 func TestFixedScheme(t *testing.T) {
 	h := newHistory(63, map[int]float64{21: math.Log(1.3)}, nil, []int{30})
 	m := newSim(h, 1)
-	r, err := bisectSim(t, h, m, Options{Fixed: 6})
+	r, err := bisectSim(t, h, m, options{Fixed: 6})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -619,14 +619,14 @@ func TestFixedScheme(t *testing.T) {
 
 func TestOptionsErrors(t *testing.T) {
 	h := newHistory(5, nil, nil, nil)
-	for _, o := range []Options{
-		{Alpha: 0.7}, {EndRuns: 2}, {MaxRuns: 5}, {CheckRuns: 3}, {Speculate: "sideways"}, {MinEffect: -1}, {StepRuns: 101},
+	for _, o := range []options{
+		{Alpha: 0.7}, {EndRuns: 2}, {MaxRuns: 5}, {CheckRuns: 3}, {Speculate: "sideways"}, {EffectPct: -1}, {StepRuns: 101},
 	} {
 		if _, err := bisectSim(t, h, newSim(h, 1), o); err == nil {
 			t.Errorf("options %+v: no error", o)
 		}
 	}
-	if _, err := Run(context.Background(), Options{}, h.good, h.path); err == nil {
+	if _, err := search(context.Background(), options{}, h.good, h.path); err == nil {
 		t.Error("no measurer: no error")
 	}
 }
@@ -671,19 +671,19 @@ func TestPick(t *testing.T) {
 func BenchmarkSimulated(b *testing.B) {
 	for _, sc := range []struct {
 		name   string
-		opt    Options
+		opt    options
 		effect float64
 		noise  func(*simMeasurer)
 	}{
-		{"statistical/30%/quiet", Options{}, 1.30, quiet},
-		{"fixed6/30%/quiet", Options{Fixed: 6}, 1.30, quiet},
-		{"statistical/30%/bursts", Options{}, 1.30, bursty},
-		{"fixed6/30%/bursts", Options{Fixed: 6}, 1.30, bursty},
-		{"fixed10/30%/bursts", Options{Fixed: 10}, 1.30, bursty},
-		{"fixed20/30%/bursts", Options{Fixed: 20}, 1.30, bursty},
-		{"statistical-speculate-runs/30%/quiet", Options{Speculate: SpeculateRuns}, 1.30, quiet},
-		{"statistical/8%/quiet", Options{}, 1.08, quiet},
-		{"fixed6/8%/quiet", Options{Fixed: 6}, 1.08, quiet},
+		{"statistical/30%/quiet", options{}, 1.30, quiet},
+		{"fixed6/30%/quiet", options{Fixed: 6}, 1.30, quiet},
+		{"statistical/30%/bursts", options{}, 1.30, bursty},
+		{"fixed6/30%/bursts", options{Fixed: 6}, 1.30, bursty},
+		{"fixed10/30%/bursts", options{Fixed: 10}, 1.30, bursty},
+		{"fixed20/30%/bursts", options{Fixed: 20}, 1.30, bursty},
+		{"statistical-speculate-runs/30%/quiet", options{Speculate: SpeculateRuns}, 1.30, quiet},
+		{"statistical/8%/quiet", options{}, 1.08, quiet},
+		{"fixed6/8%/quiet", options{Fixed: 6}, 1.08, quiet},
 	} {
 		b.Run(sc.name, func(b *testing.B) {
 			find, check, extra, wrong := simSchemeExtra(b, b.N, sc.effect, sc.noise, sc.opt)
@@ -710,7 +710,7 @@ func (m mergeSim) IsMerge(ctx context.Context, c gitrev.Commit) (bool, error) {
 func TestMergeCulprit(t *testing.T) {
 	h := newHistory(20, map[int]float64{12: math.Log(1.3)}, nil, nil)
 	m := mergeSim{newSim(h, 1), map[string]bool{h.path[12].Hash: true}}
-	r, err := Run(context.Background(), Options{Measurer: m, Metric: "text_ms"}, h.good, h.path)
+	r, err := search(context.Background(), options{Measurer: m, Metric: "text_ms"}, h.good, h.path)
 	if err != nil {
 		t.Fatal(err)
 	}

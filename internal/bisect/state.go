@@ -57,7 +57,7 @@ type State struct {
 
 // bisector is one session of a bisection.
 type bisector struct {
-	opt Options
+	opt options
 	// paths holds the first-parent paths by the index of the range that
 	// owns them: 0 the main range's, then those of merge ranges.
 	paths map[int][]gitrev.Commit
@@ -73,12 +73,12 @@ type bisector struct {
 	slots  map[int]string
 }
 
-// Run bisects path, the first-parent commits after good (oldest first, the
+// search bisects path, the first-parent commits after good (oldest first, the
 // bad commit last), and returns the result. Errors: [ErrNoChange],
 // [ErrWrongDirection] and [ErrEndFailed] (each with the figures, and with a
 // partial Result), failures of the measurer, and ctx's error when
 // interrupted (after saving the state).
-func Run(ctx context.Context, opt Options, good gitrev.Commit, path []gitrev.Commit) (*Result, error) {
+func search(ctx context.Context, opt options, good gitrev.Commit, path []gitrev.Commit) (*Result, error) {
 	if err := opt.defaults(); err != nil {
 		return nil, err
 	}

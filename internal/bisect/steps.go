@@ -19,7 +19,7 @@ func (b *bisector) compare(ref, c Samples, startN int) Comparison {
 }
 
 func (b *bisector) decideOptions(startN int) stats.DecideOptions {
-	return stats.DecideOptions{Alpha: b.opt.Alpha, MinEffect: b.opt.MinEffect, StartN: startN, MaxN: b.opt.MaxRuns}
+	return stats.DecideOptions{Alpha: b.opt.Alpha, MinEffect: b.opt.EffectPct / 100, StartN: startN, MaxN: b.opt.MaxRuns}
 }
 
 // pick returns the untested position of (lo, hi) nearest the middle, the
@@ -287,11 +287,11 @@ func (b *bisector) evidence(vg, vb Comparison, near Verdict) (verdict Verdict, r
 		}
 	}
 	// Part of the change before it and part after, each at least
-	// MinEffect (what a range needs to be searched): the range is searched
+	// EffectPct (what a range needs to be searched): the range is searched
 	// as two (see split). Smaller differences may be noise around a single
 	// change: the nearer end decides, as it does with MaxCulprits 1.
 	between := vg.Decision == "different" && b.dir*xg > 0 && vb.Decision == "different" && b.dir*xb < 0 &&
-		math.Abs(vg.Change) >= 100*b.opt.MinEffect && math.Abs(vb.Change) >= 100*b.opt.MinEffect
+		math.Abs(vg.Change) >= b.opt.EffectPct && math.Abs(vb.Change) >= b.opt.EffectPct
 	switch {
 	case between && b.opt.MaxCulprits > 1:
 		return Bad, strings.Join(append(good, bad...), "; ") + "; between the ends: the range holds more than one change, searched as two ranges split here",

@@ -2,7 +2,6 @@ package fleet
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -129,17 +128,11 @@ func (bw *bisectWorker) Work(ctx context.Context, rj *river.Job[BisectArgs]) err
 	if err != nil {
 		return err
 	}
-	good, err := b.Repo.Resolve(ctx, a.Good)
-	if err != nil {
-		return err
-	}
-	path, err := b.Repo.FirstParentPath(ctx, a.Good, a.Bad)
-	if err != nil {
-		return err
-	}
-	ref, err := j.ResolveMetric(a.Metric)
-	if err != nil {
-		return river.JobCancel(fmt.Errorf("metric %q: %w", a.Metric, err))
+	cfg := bisect.Config{Job: j, Good: a.Good, Bad: a.Bad, Metric: a.Metric, Improvement: a.Improvement, MaxCulprits: a.MaxCulprits,
+		// The fleet does not triage its culprits yet.
+		NoTriage: true}
+	if err := cfg.Check(); err != nil {
+		return river.JobCancel(err)
 	}
 	k := a.Parallel
 	if k <= 0 {
@@ -151,16 +144,10 @@ func (bw *bisectWorker) Work(ctx context.Context, rj *river.Job[BisectArgs]) err
 	}
 	remote := s.client.For(a.Job, a.Class)
 	defer remote.Close()
-	m := &bisect.StoreMeasurer{Job: j, Store: s.cfg.Results, Builder: remote, Executor: remote, Repo: b.Repo,
-		Metric: ref.Name, CPU: -1, Log: func(l string) { s.cfg.Log("bisect %d: %s", rj.ID, l) }}
-	key := bisect.StateKey(j, good.Hash, path[len(path)-1].Hash, ref.Name, []job.Variant{{}}, bisect.Settings{Improvement: a.Improvement})
-	resume, err := bisect.LoadState(ctx, s.cfg.Results, key, false)
-	if err != nil {
-		return err
-	}
-	res, err := bisect.Run(ctx, bisect.Options{Measurer: m, Metric: ref.Name, Better: ref.Better, Improvement: a.Improvement,
-		Parallel: k, MaxCulprits: a.MaxCulprits, Resume: resume, Save: bisect.SaveState(s.cfg.Results, key), Log: m.Log,
-		Graph: bisect.GitGraph{Repo: b.Repo}}, good, path)
+	cfg.Parallel = k
+	cfg.Env = measure.Env{Store: s.cfg.Results, Repo: b.Repo, Builder: remote, Executor: remote,
+		Logf: func(format string, args ...any) { s.cfg.Log("job %d: "+format, append([]any{rj.ID}, args...)...) }}
+	res, err := bisect.Run(ctx, cfg)
 	if err != nil && res == nil {
 		return again(ctx, err)
 	}

@@ -2,6 +2,7 @@ package measure
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
@@ -67,4 +68,15 @@ func (e Env) logf(format string, args ...any) {
 	if e.Logf != nil {
 		e.Logf(format, args...)
 	}
+}
+
+// Pinned is the environment with its runs pinned to cpu, a choice Pin
+// made (-1: not pinned): a pipeline that runs another (bisect its
+// triages) passes it on, so that the CPU is not chosen twice.
+func (e Env) Pinned(cpu int) Env {
+	e.CPU = "none"
+	if cpu >= 0 {
+		e.CPU = strconv.Itoa(cpu)
+	}
+	return e
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/knobs"
+	"github.com/perfbot/perfbot/internal/measure"
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/testutil"
 	"github.com/perfbot/perfbot/internal/verdict"
@@ -89,10 +90,8 @@ func fixedDesign(b *testing.B, repo *demo.Repo, c demoCase, dir string) (runs, b
 	}
 	base, _ := g.Resolve(ctx, repo.ByLabel(demo.EffectBase).Hash)
 	changed, _ := g.Resolve(ctx, repo.ByLabel(c.label).Hash)
-	opt, err := Options{Job: jobs[0], Store: st, Builder: &build.Builder{Repo: g, Store: st, Dir: dir}, CPU: -1, Metric: c.metric}.withDefaults()
-	if err != nil {
-		b.Fatal(err)
-	}
+	opt := options{Config: Config{Env: measure.Env{Store: st, Repo: g, Builder: &build.Builder{Repo: g, Store: st, Dir: dir}},
+		Job: jobs[0], Metric: c.metric}.withDefaults(), CPU: -1}
 	p, err := knobs.LookupIn(opt.Preset, knobsDir(st))
 	if err != nil {
 		b.Fatal(err)

@@ -4,10 +4,12 @@
 //
 // It works the way a 0-day engineer triages a report by hand: rebuild with
 // forced alignment, rebuild under other layouts, pad the moved symbol back
-// and see whether the old figure returns. [Run] returns a [Result]: the
-// [verdict.Verdict] and its sentence, each [Experiment] that ran (a [Column] per
-// build, and for the layout sweep a [LayoutRow] per layout), the estimate
-// across layouts ([Robust]) and the layout diff's top symbols ([Suspect]).
+// and see whether the old figure returns. [Run] takes a [Config] (the
+// machine as a measure.Env, the job, the revisions as typed) and returns a
+// [Result]: the [verdict.Verdict] and its sentence, each [Experiment] that ran (a
+// [Column] per build, and for the layout sweep a [LayoutRow] per layout),
+// the estimate across layouts ([Robust]) and the layout diff's top symbols
+// ([Suspect]).
 //
 // [Run] reads the layout diff of the two builds (perfbot layout; no runs)
 // and then runs, one look at a time and in the order the diff suggests,
@@ -57,9 +59,9 @@
 //
 // Error rates: the looks of each paired experiment (10, 20, 30, 40 runs a
 // build) form a group-sequential test that spends the overall error of
-// the doubling schedule 10 -> 20 -> 40 at Options.Alpha a look (2.5 % for
+// the doubling schedule 10 -> 20 -> 40 at Config.Alpha a look (2.5 % for
 // the default 0.01) with a Pocock-type Lan-DeMets function
-// ([stats.PlanSequential]); the sweep tests at Options.Alpha at each of its
+// ([stats.PlanSequential]); the sweep tests at Config.Alpha at each of its
 // sizes. The simulations in the tests measure the false-positive and
 // false-negative rates of the whole procedure.
 package triage

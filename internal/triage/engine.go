@@ -22,7 +22,7 @@ const fixedRunsPerBuild = 10
 
 // engine runs the experiments and reaches the verdict.
 type engine struct {
-	opt   Options
+	opt   options
 	lab   lab
 	state *state
 	res   *Result

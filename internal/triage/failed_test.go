@@ -11,6 +11,7 @@ import (
 	"github.com/perfbot/perfbot/internal/build"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/measure"
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/testutil"
 	"github.com/perfbot/perfbot/internal/verdict"
@@ -85,7 +86,8 @@ metrics:
 func (s *scriptRepo) triage(t *testing.T) *Result {
 	t.Helper()
 	var log strings.Builder
-	res, err := Run(context.Background(), Options{Job: s.job, Store: s.store, Builder: s.builder, CPU: -1, Preset: "env", Log: &log}, s.commits[0], s.commits[1])
+	res, err := Run(context.Background(), Config{Env: measure.Env{Store: s.store, Repo: s.builder.Repo, Builder: s.builder, CPU: "none"},
+		Job: s.job, Base: s.commits[0].Hash, Changed: s.commits[1].Hash, Preset: "env", Log: &log})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}

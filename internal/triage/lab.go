@@ -29,7 +29,7 @@ const maxSuspects = 5
 // storeLab is the real lab: builds with package build, runs with package
 // measure, samples from the store, layouts with package layout.
 type storeLab struct {
-	opt            Options
+	opt            options
 	preset         knobs.Preset
 	base, changed  gitrev.Commit
 	rng            *rand.Rand
@@ -49,10 +49,7 @@ type storeLab struct {
 	patchSuspect *layout.Change
 }
 
-func newStoreLab(opt Options, preset knobs.Preset, base, changed gitrev.Commit) (*storeLab, error) {
-	if len(opt.Job.Build.Artifacts) == 0 {
-		return nil, fmt.Errorf("triage: job %s lists no build artifacts: the layout experiments need the binaries (build.artifacts)", opt.Job.File)
-	}
+func newStoreLab(opt options, preset knobs.Preset, base, changed gitrev.Commit) (*storeLab, error) {
 	seed := opt.Seed
 	if seed == 0 {
 		seed = measure.SeedOf("triage", opt.Job.Key(), base.Hash, changed.Hash)
@@ -78,7 +75,7 @@ func newStoreLab(opt Options, preset knobs.Preset, base, changed gitrev.Commit) 
 func (l *storeLab) stateKey() string {
 	o := l.opt
 	return fmt.Sprintf("%s/%s/%s/%s/%s/runs=%d/alpha=%g/effect=%g/layouts=%d-%d/r=%d",
-		o.Job.Key(), l.base.Hash, l.changed.Hash, l.metric, l.preset.Name(), o.MaxRuns, o.Alpha, o.MinEffect, o.Layouts, o.MaxLayouts, o.LayoutRuns)
+		o.Job.Key(), l.base.Hash, l.changed.Hash, l.metric, l.preset.Name(), o.MaxRuns, o.Alpha, o.EffectPct, o.Layouts, o.MaxLayouts, o.LayoutRuns)
 }
 
 func (l *storeLab) commit(t target) gitrev.Commit {
@@ -98,10 +95,9 @@ func (l *storeLab) measure(ctx context.Context, ts []target, n int, whole bool) 
 	for i, t := range ts {
 		mts[i] = measure.Target{Commit: l.commit(t), Variant: t.variant}
 	}
-	out, err := measure.Measure(ctx, l.opt.Job, mts, measure.Options{
-		Store: l.opt.Store, Builder: l.opt.Builder, Runs: n, CPU: l.opt.CPU, Rand: l.rng, Progress: l.opt.Progress,
-		WholeRounds: whole,
-	})
+	mopt := l.opt.Env.Options(l.opt.CPU)
+	mopt.Runs, mopt.Rand, mopt.WholeRounds = n, l.rng, whole
+	out, err := measure.Measure(ctx, l.opt.Job, mts, mopt)
 	if out != nil {
 		l.taken += out.Taken
 	}
@@ -140,7 +136,7 @@ func (l *storeLab) measure(ctx context.Context, ts []target, n int, whole bool) 
 	vals := make([]runVals, len(ts))
 	failed := make([]runFails, len(ts))
 	for i, t := range ts {
-		got, err := l.opt.Store.Samples(ctx, l.opt.Job.Key(), []string{l.commit(t).Hash}, measure.VariantID(t.variant))
+		got, err := l.opt.Env.Store.Samples(ctx, l.opt.Job.Key(), []string{l.commit(t).Hash}, measure.VariantID(t.variant))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -159,7 +155,7 @@ func (l *storeLab) measure(ctx context.Context, ts []target, n int, whole bool) 
 		for _, r := range out.Targets[i].Runs {
 			if keep[r.Index] && r.Status != store.RunOK {
 				k := compare.Pair{Machine: r.Machine, Session: r.Session, Round: r.Index, Layout: t.layout}
-				failed[i][k] = fmt.Sprintf("%s: %s (logs in %s)", r.Status, r.Reason, l.opt.Store.RunDir(r.RunKey))
+				failed[i][k] = fmt.Sprintf("%s: %s (logs in %s)", r.Status, r.Reason, l.opt.Env.Store.RunDir(r.RunKey))
 			}
 		}
 		if len(vals[i]) == 0 && len(failed[i]) == 0 {
@@ -167,7 +163,7 @@ func (l *storeLab) measure(ctx context.Context, ts []target, n int, whole bool) 
 		}
 	}
 	if l.unit == "" && l.better == 0 {
-		infos, err := l.opt.Store.Metrics(ctx, l.opt.Job.Key())
+		infos, err := l.opt.Env.Store.Metrics(ctx, l.opt.Job.Key())
 		if err != nil {
 			return nil, nil, err
 		}
@@ -182,7 +178,7 @@ func (l *storeLab) measure(ctx context.Context, ts []target, n int, whole bool) 
 
 // noMetric explains a metric that no run printed.
 func (l *storeLab) noMetric(ctx context.Context) error {
-	infos, err := l.opt.Store.Metrics(ctx, l.opt.Job.Key())
+	infos, err := l.opt.Env.Store.Metrics(ctx, l.opt.Job.Key())
 	if err != nil {
 		return err
 	}
@@ -196,11 +192,11 @@ func (l *storeLab) noMetric(ctx context.Context) error {
 // inspect diffs the layouts of the plain builds' first ELF artifact.
 func (l *storeLab) inspect(ctx context.Context) (*inspection, error) {
 	in := &inspection{}
-	b, err := l.opt.Builder.Build(ctx, l.opt.Job, l.base, job.Variant{})
+	b, err := l.opt.Env.Builder.Build(ctx, l.opt.Job, l.base, job.Variant{})
 	if err != nil {
 		return nil, fmt.Errorf("triage: %w", err)
 	}
-	c, err := l.opt.Builder.Build(ctx, l.opt.Job, l.changed, job.Variant{})
+	c, err := l.opt.Env.Builder.Build(ctx, l.opt.Job, l.changed, job.Variant{})
 	if err != nil {
 		return nil, fmt.Errorf("triage: %w", err)
 	}
@@ -234,7 +230,7 @@ func (l *storeLab) inspect(ctx context.Context) (*inspection, error) {
 		dopt := layout.DiffOptions{NoSource: true}
 		// A profile stored beside the changed commit's runs (the job's
 		// perf-profile monitor) ranks the suspects by hotness.
-		if h, n, err := monitor.CommitProfile(ctx, l.opt.Store, l.opt.Job.Key(), l.changed.Hash, ""); err == nil && n > 0 {
+		if h, n, err := monitor.CommitProfile(ctx, l.opt.Env.Store, l.opt.Job.Key(), l.changed.Hash, ""); err == nil && n > 0 {
 			dopt.Hot = h
 			in.notes = append(in.notes, fmt.Sprintf("layout suspects ranked by the perf profile stored with %d runs of %s", n, l.changed.Short()))
 		}
@@ -274,7 +270,7 @@ func (l *storeLab) inspect(ctx context.Context) (*inspection, error) {
 		in.restoreErr = err
 	} else {
 		in.padding = p
-		in.restore, in.restoreErr = l.preset.Restore(p, knobsDir(l.opt.Store))
+		in.restore, in.restoreErr = l.preset.Restore(p, knobsDir(l.opt.Env.Store))
 		if in.restoreErr == nil {
 			in.control = l.control(in.restore)
 		}

@@ -210,5 +210,5 @@ func (e *engine) decideOptionsAt(k int) stats.DecideOptions {
 }
 
 func (e *engine) decideOptions() stats.DecideOptions {
-	return stats.DecideOptions{Alpha: e.opt.Alpha, MinEffect: e.opt.MinEffect / 100, StartN: startRuns, MaxN: e.opt.MaxRuns}
+	return stats.DecideOptions{Alpha: e.opt.Alpha, MinEffect: e.opt.EffectPct / 100, StartN: startRuns, MaxN: e.opt.MaxRuns}
 }

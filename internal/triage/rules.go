@@ -52,7 +52,7 @@ func (e *engine) verdict() (verdict.Verdict, bool) {
 	if !p.different() && sweepOn && sw.outcome == OutcomeSame {
 		return verdict.NoChange, true
 	}
-	if !p.different() && e.equalizedSame() && (p.same() || math.Abs(p.d.Comparison.Change) < e.opt.MinEffect) {
+	if !p.different() && e.equalizedSame() && (p.same() || math.Abs(p.d.Comparison.Change) < e.opt.EffectPct) {
 		return verdict.NoChange, true
 	}
 	return "", false

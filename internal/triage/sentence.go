@@ -52,13 +52,13 @@ func (e *engine) sentence() string {
 		case e.byIdentity:
 			fmt.Fprintf(&b, "No change in %s: the two builds load byte-identical code and data (the plain comparison shows %+.1f%%, %s).", m, pc.Change, e.plain.d.Decision)
 		case e.sweep != nil && e.sweep.outcome == OutcomeSame:
-			fmt.Fprintf(&b, "No change in %s beyond ±%g%%: %s.", m, e.opt.MinEffect, e.equivText())
+			fmt.Fprintf(&b, "No change in %s beyond ±%g%%: %s.", m, e.opt.EffectPct, e.equivText())
 		case e.plain.d.Decision != stats.Same:
 			fmt.Fprintf(&b, "No change in %s beyond ±%g%%: %s shows none, and the plain comparison does not show one (%+.1f%%, not settled at %d runs)",
-				m, e.opt.MinEffect, e.equalSame(" and "), pc.Change, e.plain.runs)
+				m, e.opt.EffectPct, e.equalSame(" and "), pc.Change, e.plain.runs)
 			b.WriteString(".")
 		default:
-			fmt.Fprintf(&b, "No change in %s beyond ±%g%%: neither the plain build (%+.1f%%) nor %s changes", m, e.opt.MinEffect, pc.Change, e.equalSame(" nor "))
+			fmt.Fprintf(&b, "No change in %s beyond ±%g%%: neither the plain build (%+.1f%%) nor %s changes", m, e.opt.EffectPct, pc.Change, e.equalSame(" nor "))
 			if e.sweep != nil && !e.sweep.noEffect {
 				fmt.Fprintf(&b, "; the layout sweep alone cannot bound it (%s, layout sensitivity %.0f%%)", e.robustShort(), max(e.sweep.lc.SensitivityBase, e.sweep.lc.SensitivityChanged))
 			}

@@ -17,7 +17,7 @@ type seqDesign struct {
 	// finest adds a look between the first two as well (10, 15, 20, ...).
 	finest bool
 	// spend uses a Lan-DeMets spending function; without it every look
-	// tests at Options.Alpha.
+	// tests at Config.Alpha.
 	spend    bool
 	spending stats.Spending
 }
@@ -28,7 +28,7 @@ type seqDesign struct {
 var design = seqDesign{finer: true, spend: true, spending: stats.PocockSpending}
 
 // plan returns the looks (runs per build) and each look's two-sided
-// nominal level. Options.Alpha is the level of each look of the doubling
+// nominal level. Config.Alpha is the level of each look of the doubling
 // schedule 10, 20, 40 (Pinpoint's); a spending design keeps that
 // schedule's overall error (stats.SequentialError: the chance that any
 // look answers "different" for identical builds) and spends it over its

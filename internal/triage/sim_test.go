@@ -343,10 +343,7 @@ func simTriage(t testing.TB, m simModel, seed int64) (*Result, *simLab) {
 // simTriageLog is simTriage with the engine's log lines written to w.
 func simTriageLog(t testing.TB, m simModel, seed int64, w io.Writer) (*Result, *simLab) {
 	t.Helper()
-	opt, err := Options{Log: w}.withDefaults()
-	if err != nil {
-		t.Fatal(err)
-	}
+	opt := options{Config: Config{Log: w}.withDefaults(), CPU: -1}
 	lab := newSimLab(m, seed)
 	e := &engine{opt: opt, lab: lab, res: &Result{
 		Base:    gitrev.Commit{Hash: strings.Repeat("a", 40)},

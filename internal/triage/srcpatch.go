@@ -202,7 +202,7 @@ func (l *storeLab) sourcePatch(ctx context.Context) (*srcPatch, error) {
 
 // build builds commit under variant v, counting the build.
 func (l *storeLab) build(ctx context.Context, commit gitrev.Commit, v job.Variant) (*build.Result, error) {
-	r, err := l.opt.Builder.Build(ctx, l.opt.Job, commit, v)
+	r, err := l.opt.Env.Builder.Build(ctx, l.opt.Job, commit, v)
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +254,7 @@ var identityCheckLevel = 0.05
 // wrong verdicts than without the rule. It reports whether it decided.
 func (e *engine) sameProgram(r *pairedOutcome) bool {
 	if !e.usePatch() || !e.insp.patch.identical || r != e.restoreOut || r.looks != 1 || r.d.Decision != stats.Unknown ||
-		!(math.Abs(r.d.Comparison.Change) < e.opt.MinEffect/2) || !(r.d.Comparison.P >= identityCheckLevel) {
+		!(math.Abs(r.d.Comparison.Change) < e.opt.EffectPct/2) || !(r.d.Comparison.P >= identityCheckLevel) {
 		return false
 	}
 	r.d.Decision = stats.Same

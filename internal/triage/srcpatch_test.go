@@ -13,6 +13,7 @@ import (
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/layout"
+	"github.com/perfbot/perfbot/internal/measure"
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/testutil"
 	"github.com/perfbot/perfbot/internal/verdict"
@@ -64,10 +65,9 @@ func alignBenchCase(t *testing.T, base, changed testutil.AlignBench) (*Result, *
 		if err != nil {
 			t.Fatal(err)
 		}
-		bc, _ := g.Resolve(ctx, b)
-		cc, _ := g.Resolve(ctx, c)
 		var log strings.Builder
-		res, err := Run(ctx, Options{Job: jobs[0], Store: st, Builder: &build.Builder{Repo: g, Store: st, Dir: dir}, CPU: -1, Log: &log}, bc, cc)
+		res, err := Run(ctx, Config{Env: measure.Env{Store: st, Repo: g, Builder: &build.Builder{Repo: g, Store: st, Dir: dir}, CPU: "none"},
+			Job: jobs[0], Base: b, Changed: c, Log: &log})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -69,10 +69,10 @@ func (e *engine) save(ctx context.Context, stage string, res *Result) error {
 	if err != nil {
 		return err
 	}
-	if e.opt.Store == nil {
+	if e.opt.Env.Store == nil {
 		return nil
 	}
-	if err := e.opt.Store.PutState(ctx, StateKind, s.key, data); err != nil {
+	if err := e.opt.Env.Store.PutState(ctx, StateKind, s.key, data); err != nil {
 		return fmt.Errorf("triage: storing progress: %w", err)
 	}
 	return nil

@@ -87,7 +87,7 @@ func (e *engine) runSweep(ctx context.Context, n int) error {
 	sw := &sweepOutcome{layouts: len(vs), canGrow: len(e.lab.layouts(2*len(vs))) > len(vs)}
 	sw.lc = stats.CompareLayouts(bs, cs, e.opt.Alpha)
 	sw.eq = stats.CompareLayouts(bs, cs, 2*e.opt.Alpha)
-	bound := e.opt.MinEffect
+	bound := e.opt.EffectPct
 	switch {
 	case sw.lc.Layouts >= 2 && sw.lc.Significant:
 		sw.outcome = OutcomeSignificant

@@ -4,55 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
-	"github.com/perfbot/perfbot/internal/build"
 	"github.com/perfbot/perfbot/internal/compare"
 	"github.com/perfbot/perfbot/internal/gitrev"
-	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/knobs"
 	"github.com/perfbot/perfbot/internal/measure"
 	"github.com/perfbot/perfbot/internal/metric"
-	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/verdict"
 )
-
-// Options configures a triage. Job, Store and Builder are required.
-type Options struct {
-	Job     *job.Job
-	Store   *store.Store
-	Builder *build.Builder
-	// CPU pins every run to that CPU; -1 for no pinning.
-	CPU int
-	// Metric is the metric to triage; "" means the job's first metric.
-	Metric string
-	// Preset names the layout knobs (knobs.Lookup); "" means "c".
-	Preset string
-	// MaxRuns is the most runs per build in one experiment: the repeat
-	// schedule 10 -> 20 -> 40 stops there. Default 40, at least 10.
-	MaxRuns int
-	// Progress receives the builds and runs as they happen; may be nil.
-	Progress measure.Progress
-	// Log receives one line per experiment step; may be nil.
-	Log io.Writer
-
-	// Alpha is the level of each look of the doubling schedule (10, 20,
-	// 40 runs) whose overall error the paired experiments' looks spend,
-	// and of each look of the sweep. Default 0.01.
-	Alpha float64
-	// MinEffect is the smallest change, in percent, that counts: smaller
-	// changes are "no change". Default 5.
-	MinEffect float64
-	// Layouts is the number of layouts of the first sweep (the plain build
-	// included), MaxLayouts the most it grows to. Defaults 4 and 16.
-	Layouts, MaxLayouts int
-	// LayoutRuns is the number of runs of each commit under each layout of
-	// the sweep. Default 3.
-	LayoutRuns int
-	// Seed orders the runs; 0 derives it from the job and commits.
-	Seed int64
-}
 
 // Result is the verdict and the evidence behind it.
 type Result struct {
@@ -117,6 +77,9 @@ type Result struct {
 	// Resumed is true when the store held an unfinished or finished
 	// triage of the same question.
 	Resumed bool
+	// Machine describes the machine that took the runs, for the email
+	// ("" for a fleet's).
+	Machine string
 }
 
 // Robust is the change estimated across layouts (the sweep).
@@ -237,70 +200,71 @@ type LayoutRow struct {
 	BaseValues, ChangedValues []float64
 }
 
-// Errors that name bad options.
-var errNoJob = errors.New("triage: Options.Job, Store and Builder are required")
-
-// withDefaults fills in the zero options.
-func (o Options) withDefaults() (Options, error) {
-	if o.Preset == "" {
-		o.Preset = "c"
-	}
-	if o.MaxRuns == 0 {
-		o.MaxRuns = 40
-	}
-	if o.MaxRuns < startRuns {
-		return o, fmt.Errorf("triage: max runs %d is below the first look's %d runs", o.MaxRuns, startRuns)
-	}
-	if o.Alpha == 0 {
-		o.Alpha = 0.01
-	}
-	if !(o.Alpha > 0 && o.Alpha < 0.25) {
-		return o, fmt.Errorf("triage: alpha %v is not in (0, 0.25)", o.Alpha)
-	}
-	if o.MinEffect == 0 {
-		o.MinEffect = 5
-	}
-	if !(o.MinEffect > 0 && o.MinEffect < 100) {
-		return o, fmt.Errorf("triage: min effect %v%% is not in (0, 100)", o.MinEffect)
-	}
-	if o.Layouts == 0 {
-		o.Layouts = 4
-	}
-	if o.MaxLayouts == 0 {
-		o.MaxLayouts = knobs.MaxLayouts
-	}
-	if o.Layouts < 2 || o.MaxLayouts < o.Layouts || o.MaxLayouts > knobs.MaxLayouts {
-		return o, fmt.Errorf("triage: layouts %d to %d: want 2 <= first <= most <= %d", o.Layouts, o.MaxLayouts, knobs.MaxLayouts)
-	}
-	if o.LayoutRuns == 0 {
-		o.LayoutRuns = 3
-	}
-	if o.LayoutRuns < 2 {
-		return o, fmt.Errorf("triage: %d runs per layout: want at least 2", o.LayoutRuns)
-	}
-	if o.Log == nil {
-		o.Log = io.Discard
-	}
-	return o, nil
+// options are a triage's Config with its defaults filled in, its metric
+// resolved, and the CPU its runs are pinned to (-1: none).
+type options struct {
+	Config
+	CPU int
 }
 
-// Run triages the change from base to changed on the job's metric: it
-// builds and measures what the experiments need (reusing every stored run
-// and build), and returns the verdict with its evidence. A build that fails
-// is an error naming it; so is a metric that no run printed.
-func Run(ctx context.Context, opt Options, base, changed gitrev.Commit) (*Result, error) {
+// Run triages the change from cfg.Base to cfg.Changed on the job's metric:
+// it checks cfg ([Config.Check]), resolves the revisions, pins the runs
+// (measure.Env.Pin), builds and measures what the experiments need (reusing
+// every stored run and build), and returns the verdict with its evidence.
+// A build that fails is an error naming it; so is a metric that no run
+// printed.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
 	start := time.Now()
-	if opt.Job == nil || opt.Store == nil || opt.Builder == nil {
-		return nil, errNoJob
+	if err := cfg.Check(); err != nil {
+		return nil, err
 	}
-	opt, err := opt.withDefaults()
+	env := cfg.Env
+	if env.Store == nil || env.Repo == nil || env.Builder == nil {
+		return nil, errNoEnv
+	}
+	cfg = cfg.withDefaults()
+	ref, err := cfg.Job.ResolveMetric(cfg.Metric)
 	if err != nil {
 		return nil, err
 	}
+	cfg.Metric = ref.Name
+	base, errB := env.Repo.Resolve(ctx, cfg.Base)
+	changed, errC := env.Repo.Resolve(ctx, cfg.Changed)
+	if err := errors.Join(named("BASE", errB), named("CHANGED", errC)); err != nil {
+		return nil, err
+	}
+	cpu, err := env.Pin(ctx, cfg.Job, startRuns, cfg.EffectPct)
+	if err != nil {
+		return nil, err
+	}
+	res, err := run(ctx, options{Config: cfg, CPU: cpu}, base, changed)
+	if err != nil {
+		return nil, err
+	}
+	if !env.Remote() {
+		res.Machine = measure.DescribeMachine(cpu)
+	}
+	res.Wall = time.Since(start)
+	return res, nil
+}
+
+// named prefixes a revision's error with the argument it came from.
+func named(arg string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", arg, err)
+}
+
+var errNoEnv = errors.New("triage: Config.Env needs a Store, a Repo and a Builder")
+
+// run triages base against changed with opt.
+func run(ctx context.Context, opt options, base, changed gitrev.Commit) (*Result, error) {
+	start := time.Now()
 	if base.Hash == changed.Hash {
 		return nil, fmt.Errorf("triage: base and changed are the same commit %s", base.Short())
 	}
-	preset, err := knobs.LookupIn(opt.Preset, knobsDir(opt.Store))
+	preset, err := knobs.LookupIn(opt.Preset, knobsDir(opt.Env.Store))
 	if err != nil {
 		return nil, err
 	}
@@ -308,7 +272,7 @@ func Run(ctx context.Context, opt Options, base, changed gitrev.Commit) (*Result
 	if err != nil {
 		return nil, err
 	}
-	st, err := loadState(ctx, opt.Store, lab.stateKey())
+	st, err := loadState(ctx, opt.Env.Store, lab.stateKey())
 	if err != nil {
 		return nil, err
 	}

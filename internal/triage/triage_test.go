@@ -56,15 +56,9 @@ func triageDemo(t testing.TB, repo *demo.Repo, c demoCase, storeDir string, logw
 	if err != nil {
 		t.Fatal(err)
 	}
-	resolve := func(label string) gitrev.Commit {
-		c, err := g.Resolve(ctx, repo.ByLabel(label).Hash)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	opt := Options{Job: j, Store: st, Builder: &build.Builder{Repo: g, Store: st, Dir: storeDir}, CPU: -1, Metric: c.metric, Log: logw}
-	res, err := Run(ctx, opt, resolve(demo.EffectBase), resolve(c.label))
+	cfg := Config{Env: measure.Env{Store: st, Repo: g, Builder: &build.Builder{Repo: g, Store: st, Dir: storeDir}, CPU: "none"},
+		Job: j, Base: repo.ByLabel(demo.EffectBase).Hash, Changed: repo.ByLabel(c.label).Hash, Metric: c.metric, Log: logw}
+	res, err := Run(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +190,7 @@ func TestResumeAfterKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	open := func() (*store.Store, Options, gitrev.Commit, gitrev.Commit) {
+	open := func() (*store.Store, Config, gitrev.Commit, gitrev.Commit) {
 		st, err := store.Open(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -207,11 +201,12 @@ func TestResumeAfterKill(t *testing.T) {
 		}
 		base, _ := g.Resolve(context.Background(), "main")
 		changed, _ := g.Resolve(context.Background(), "case/"+demo.EffectRealRegression)
-		return st, Options{Job: jobs[0], Store: st, Builder: &build.Builder{Repo: g, Store: st, Dir: dir}, CPU: -1}, base, changed
+		return st, Config{Env: measure.Env{Store: st, Repo: g, Builder: &build.Builder{Repo: g, Store: st, Dir: dir}, CPU: "none"},
+			Job: jobs[0], Base: base.Hash, Changed: changed.Hash}, base, changed
 	}
 	st, opt, base, changed := open()
-	opt.Progress = &cancelAfter{n: 25, cancel: cancel}
-	if _, err := Run(ctx, opt, base, changed); !errors.Is(err, context.Canceled) {
+	opt.Env.Progress = &cancelAfter{n: 25, cancel: cancel}
+	if _, err := Run(ctx, opt); !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted triage: err = %v, want context.Canceled", err)
 	}
 	st.Close()
@@ -220,7 +215,7 @@ func TestResumeAfterKill(t *testing.T) {
 	defer st.Close()
 	var log strings.Builder
 	opt.Log = &log
-	res, err := Run(context.Background(), opt, base, changed)
+	res, err := Run(context.Background(), opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,13 +240,10 @@ func TestResumeAfterKill(t *testing.T) {
 	}
 }
 
-func mustKey(t *testing.T, opt Options, base, changed gitrev.Commit) string {
+func mustKey(t *testing.T, cfg Config, base, changed gitrev.Commit) string {
 	t.Helper()
-	opt, err := opt.withDefaults()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := knobs.LookupIn(opt.Preset, knobsDir(opt.Store))
+	opt := options{Config: cfg.withDefaults(), CPU: -1}
+	p, err := knobs.LookupIn(opt.Preset, knobsDir(opt.Env.Store))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,26 +278,30 @@ func TestRunBadOptions(t *testing.T) {
 	}
 	base, _ := g.Resolve(context.Background(), "main")
 	changed, _ := g.Resolve(context.Background(), "case/no-change")
-	good := Options{Job: jobs[0], Store: st, Builder: &build.Builder{Repo: g, Store: st, Dir: dir}, CPU: -1}
+	good := Config{Env: measure.Env{Store: st, Repo: g, Builder: &build.Builder{Repo: g, Store: st, Dir: dir}, CPU: "none"},
+		Job: jobs[0], Base: base.Hash, Changed: changed.Hash}
 	noArtifacts := *jobs[0]
 	noArtifacts.Build.Artifacts = nil
 	for _, tc := range []struct {
-		name    string
-		edit    func(o *Options)
-		changed gitrev.Commit
-		want    string
+		name string
+		edit func(c *Config)
+		want string
 	}{
-		{"no job", func(o *Options) { o.Job = nil }, changed, "Options.Job, Store and Builder are required"},
-		{"same commit", func(o *Options) {}, base, "base and changed are the same commit"},
-		{"unknown preset", func(o *Options) { o.Preset = "cobol" }, changed, `unknown preset "cobol"`},
-		{"too few runs", func(o *Options) { o.MaxRuns = 5 }, changed, "max runs 5"},
-		{"one layout", func(o *Options) { o.Layouts = 1 }, changed, "layouts 1 to 16"},
-		{"bad effect", func(o *Options) { o.MinEffect = 150 }, changed, "min effect 150%"},
-		{"no artifacts", func(o *Options) { o.Job = &noArtifacts }, changed, "lists no build artifacts"},
+		{"no job", func(c *Config) { c.Job = nil }, "triage: no job"},
+		{"no store", func(c *Config) { c.Env.Store = nil }, "Config.Env needs a Store, a Repo and a Builder"},
+		{"same commit", func(c *Config) { c.Changed = "main" }, "base and changed are the same commit"},
+		{"unknown base", func(c *Config) { c.Base = "no-such-rev" }, `BASE: unknown revision "no-such-rev"`},
+		{"unknown metric", func(c *Config) { c.Metric = "nope_ms" }, `--metric "nope_ms"`},
+		{"unknown preset", func(c *Config) { c.Preset = "cobol" }, `--preset "cobol"`},
+		{"too few runs", func(c *Config) { c.MaxRuns = 5 }, "--max-runs 5: want at least 10"},
+		{"one layout", func(c *Config) { c.Layouts = 1 }, "--layouts 1, --max-layouts 16"},
+		{"bad effect", func(c *Config) { c.EffectPct = 150 }, "--effect 150: want a percentage in (0, 100)"},
+		{"bad alpha", func(c *Config) { c.Alpha = 0.5 }, "--alpha 0.5"},
+		{"no artifacts", func(c *Config) { c.Job = &noArtifacts }, "lists no build artifacts"},
 	} {
-		o := good
-		tc.edit(&o)
-		if _, err := Run(context.Background(), o, base, tc.changed); err == nil || !strings.Contains(err.Error(), tc.want) {
+		c := good
+		tc.edit(&c)
+		if _, err := Run(context.Background(), c); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
 		}
 	}

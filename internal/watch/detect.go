@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand"
 	"strings"
 	"time"
 
@@ -108,20 +107,14 @@ func (w *Watcher) explain(ctx context.Context, s *measure.Session, jc JobConfig,
 		f, err := w.triage(ctx, s, jc, j, branch, metricName, a, b, fmt.Sprintf("%s was the first commit tested after %s%s", b.Short(), a.Short(), h.suffix()))
 		return []*finding.Finding{f}, err
 	}
-	cpu, err := w.cpu(ctx, j, jc)
+	env, err := w.env(ctx, s, j, jc)
 	if err != nil {
 		return nil, err
 	}
-	m := &bisect.StoreMeasurer{Job: j, Store: s.Store, Builder: s.Builder, Repo: s.Repo, Metric: metricName,
-		Variants: []job.Variant{h.variant}, CPU: cpu, Progress: w.Progress, Rand: rand.New(rand.NewSource(measure.SeedOf("watch", key)))}
-	resume, err := bisect.LoadState(ctx, s.Store, "watch|"+key, false)
-	if err != nil {
-		return nil, err
-	}
-	res, err := bisect.Run(ctx, bisect.Options{Measurer: m, Metric: metricName, Better: better, Improvement: improvement,
-		Alpha: jc.Alpha, MinEffect: jc.Effect / 100, Resume: resume, Save: bisect.SaveState(s.Store, "watch|"+key),
-		Log: func(l string) { w.logf("watch: bisect: %s", l) }}, a, path)
-	m.Wait()
+	// The watch triages each culprit itself, for its finding.
+	res, err := bisect.Run(ctx, bisect.Config{Env: env, Job: j, Good: a.Hash, Bad: b.Hash, Metric: metricName, Mode: bisect.Mode(h.name),
+		Preset: jc.Preset, Improvement: improvement, Alpha: jc.Alpha, EffectPct: jc.Effect, Seed: measure.SeedOf("watch", key),
+		NoTriage: true, StateKey: "watch|" + key})
 	if errors.Is(err, bisect.ErrNoChange) || errors.Is(err, bisect.ErrWrongDirection) {
 		w.logf("watch: %s %s..%s: %v", metricName, a.Short(), b.Short(), err)
 		return nil, nil
@@ -181,17 +174,28 @@ func (w *Watcher) explain(ctx context.Context, s *measure.Session, jc JobConfig,
 	return out, nil
 }
 
+// env is the session's machine with the runs pinned where this cycle
+// pins the job's (w.cpu), for bisect and triage.
+func (w *Watcher) env(ctx context.Context, s *measure.Session, j *job.Job, jc JobConfig) (measure.Env, error) {
+	cpu, err := w.cpu(ctx, j, jc)
+	if err != nil {
+		return measure.Env{}, err
+	}
+	logf := func(format string, args ...any) { w.logf("watch: "+format, args...) }
+	return s.Env("", w.Progress, logf, w.Wait).Pinned(cpu), nil
+}
+
 // triage triages culprit against parent and builds the finding.
 func (w *Watcher) triage(ctx context.Context, s *measure.Session, jc JobConfig, j *job.Job, branch, metricName string,
 	parent, culprit gitrev.Commit, how string) (*finding.Finding, error) {
 	w.logf("watch: triage: %s against its parent %s, %s", culprit.Short(), parent.Short(), metricName)
-	cpu, err := w.cpu(ctx, j, jc)
+	env, err := w.env(ctx, s, j, jc)
 	if err != nil {
 		return nil, err
 	}
 	var log bytes.Buffer
-	res, err := triage.Run(ctx, triage.Options{Job: j, Store: s.Store, Builder: s.Builder, CPU: cpu, Metric: metricName,
-		Alpha: jc.Alpha, MinEffect: jc.Effect, Progress: w.Progress, Log: &log}, parent, culprit)
+	res, err := triage.Run(ctx, triage.Config{Env: env, Job: j, Base: parent.Hash, Changed: culprit.Hash, Metric: metricName,
+		Alpha: jc.Alpha, EffectPct: jc.Effect, Log: &log})
 	if err != nil {
 		return nil, err
 	}

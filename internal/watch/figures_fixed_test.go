@@ -103,14 +103,9 @@ func fixedCycle(t *testing.T, ctx context.Context, j *job.Job, repo *demo.Repo, 
 			continue
 		}
 		worse := (change > 0) == (m.Better != metric.HigherIsBetter)
-		path, err := s.Repo.FirstParentPath(ctx, prev.Hash, head.Hash)
-		if err != nil {
-			t.Fatal(err)
-		}
 		cost.setPhase(phaseBisect)
-		bm := &bisect.StoreMeasurer{Job: j, Store: s.Store, Builder: s.Builder, Repo: s.Repo, Metric: m.Name, CPU: -1, Progress: cost}
-		res, err := bisect.Run(ctx, bisect.Options{Measurer: bm, Metric: m.Name, Better: m.Better, Improvement: !worse, Fixed: 6}, prev, path)
-		bm.Wait()
+		res, err := bisect.Run(ctx, bisect.Config{Env: s.Env("none", cost, nil, nil), Job: j, Good: prev.Hash, Bad: head.Hash,
+			Metric: m.Name, Improvement: !worse, Fixed: 6})
 		if errors.Is(err, bisect.ErrNoChange) || errors.Is(err, bisect.ErrWrongDirection) {
 			t.Logf("fixed6: %s %s..%s flagged at %+.1f%%: %v", m.Name, prev.Short(), head.Short(), 100*change, err)
 			continue

@@ -507,6 +507,7 @@ type jsonDoc struct {
 	Job          string   `json:"job"`
 	JobKey       string   `json:"job_key"`
 	Alpha        *float64 `json:"alpha"`
+	EffectPct    float64  `json:"effect_pct"`
 	Paired       bool     `json:"paired"`
 	Regressions  int      `json:"regressions"`
 	Improvements int      `json:"improvements"`

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/perfbot/perfbot/internal/compare"
+	"github.com/perfbot/perfbot/internal/testutil"
 	"github.com/perfbot/perfbot/internal/metric"
 )
 
@@ -61,17 +62,25 @@ func TestSmallChange(t *testing.T) {
 		}
 		var doc struct {
 			Regressions int `json:"regressions"`
-			Metrics     []struct {
-				Comparisons []struct {
-					Regression bool `json:"regression"`
-					Small      bool `json:"small"`
-				} `json:"comparisons"`
-			} `json:"metrics"`
+			Tables      []struct {
+				EffectPct float64 `json:"effect_pct"`
+				Metrics   []struct {
+					Comparisons []struct {
+						Regression bool `json:"regression"`
+						Small      bool `json:"small"`
+					} `json:"comparisons"`
+				} `json:"metrics"`
+			} `json:"tables"`
 		}
-		if err := json.Unmarshal([]byte(write("json")), &doc); err != nil {
+		js := write("json")
+		testutil.ValidateJSON(t, "compare", []byte(js))
+		if err := json.Unmarshal([]byte(js), &doc); err != nil {
 			t.Fatal(err)
 		}
-		cmp := doc.Metrics[0].Comparisons[0]
+		if doc.Tables[0].EffectPct != c.effect {
+			t.Errorf("effect %g: json effect_pct %g", c.effect, doc.Tables[0].EffectPct)
+		}
+		cmp := doc.Tables[0].Metrics[0].Comparisons[0]
 		if cmp.Small != c.small || !cmp.Regression || (doc.Regressions == 0) != c.small {
 			t.Errorf("effect %g: json regressions %d, comparison %+v; want small %v", c.effect, doc.Regressions, cmp, c.small)
 		}

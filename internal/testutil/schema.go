@@ -34,20 +34,22 @@ func Schema(name string) (*jsonschema.Schema, error) {
 		return s, nil
 	}
 	path := filepath.Join(schemaDir(), name+".json")
-	f, err := os.Open(path)
-	if err != nil {
+	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("schema %s: %w", name, err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		return nil, fmt.Errorf("schema %s: %s: %w", name, path, err)
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
-	if err := c.AddResource(path, doc); err != nil {
-		return nil, fmt.Errorf("schema %s: %w", name, err)
+	// Every schema of the folder, so that one may refer to another's
+	// definitions by its $id (bisect's table is compare's).
+	all, err := filepath.Glob(filepath.Join(schemaDir(), "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range all {
+		if err := addSchema(c, p); err != nil {
+			return nil, fmt.Errorf("schema %s: %w", name, err)
+		}
 	}
 	s, err := c.Compile(path)
 	if err != nil {
@@ -99,4 +101,27 @@ func clip(data []byte) []byte {
 		return append(data[:4000:4000], "..."...)
 	}
 	return data
+}
+
+// addSchema adds the schema file at path to c, under its path and, when
+// it has one, its $id.
+func addSchema(c *jsonschema.Compiler, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if m, ok := doc.(map[string]any); ok {
+		if id, ok := m["$id"].(string); ok && id != "" {
+			if err := c.AddResource(id, doc); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			return nil
+		}
+	}
+	return c.AddResource(path, doc)
 }

@@ -12,11 +12,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/measure"
+	runner "github.com/perfbot/perfbot/internal/run"
 )
 
 // Exit statuses, relied on by CI scripts.
@@ -46,9 +48,17 @@ type app struct {
 	stdout, stderr io.Writer
 	// stderrTTY is true when stderr is a terminal (progress bars instead of log lines).
 	stderrTTY bool
+	// lockWait is --wait: how long to wait for another perfbot's hold of
+	// the machine's measuring lock (0: as long as it takes).
+	lockWait time.Duration
 }
 
 func main() {
+	// perfbot runs each benchmark and build under a supervisor that is
+	// perfbot itself, executed again: runner.Main turns this process into
+	// that supervisor (and never returns) when it was started as one.
+	// It comes first, before anything else of perfbot's starts.
+	runner.Main()
 	// SIGINT, SIGTERM and SIGHUP end the command, except where it takes
 	// them (signals.go: watch stops in order and reloads).
 	ctx, cancel := context.WithCancel(context.Background())
@@ -94,7 +104,18 @@ Exit status: 0 success and no regression; 1 a regression (compare, triage)
 or no confirmed culprit (bisect); 2 error; 3 inconclusive (triage).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// --wait reaches every lock a command takes through its context.
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if a.lockWait < 0 {
+				return fmt.Errorf("--wait %s: want a duration of zero (wait as long as it takes) or more", a.lockWait)
+			}
+			cmd.SetContext(measure.WithLockWait(cmd.Context(), a.lockWait))
+			return nil
+		},
 	}
+	root.PersistentFlags().DurationVar(&a.lockWait, "wait", 0,
+		"give up after waiting this long (e.g. 10m) for another perfbot measuring on this machine; exit status 2 (default: wait until it finishes)")
+	setVersion(root)
 	root.AddCommand(
 		newCompareCmd(a),
 		newBisectCmd(a),
@@ -110,6 +131,7 @@ or no confirmed culprit (bisect); 2 error; 3 inconclusive (triage).`,
 		newWorkerCmd(a),
 		newSubmitCmd(a),
 		newServeCmd(a),
+		newVersionCmd(a),
 	)
 	return root
 }

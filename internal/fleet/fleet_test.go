@@ -24,11 +24,15 @@ import (
 	"github.com/perfbot/perfbot/internal/fleet"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/measure"
+	"github.com/perfbot/perfbot/internal/run"
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/testutil"
 )
 
-func TestMain(m *testing.M) { os.Exit(testutil.RunWithPostgres(m)) }
+func TestMain(m *testing.M) {
+	run.Main() // the workers' runs re-execute this binary
+	os.Exit(testutil.RunWithPostgres(m))
+}
 
 // perfbotBinary builds the real perfbot once per test binary.
 var perfbotBinary = sync.OnceValues(func() (string, error) {

@@ -275,6 +275,9 @@ func TestFleetWorkerKilled(t *testing.T) {
 			if r.Machine == "" || r.Status != store.RunOK || !strings.HasPrefix(r.StdoutPath, fleet.BlobPrefix) {
 				t.Errorf("run %s: machine %q status %s stdout %s", r.RunKey, r.Machine, r.Status, r.StdoutPath)
 			}
+			if r.Version == "" {
+				t.Errorf("run %s records no perfbot version: its worker's must be", r.RunKey)
+			}
 		}
 	}
 	if single := singleMachine(t, f); fleetRuns != single {

@@ -299,3 +299,25 @@ func TestLayoutDiffErrors(t *testing.T) {
 		t.Errorf("map vs itself: exit %d %s\n%s", code, errs, out)
 	}
 }
+
+// TestLayoutShiftsRenamed: layout diff's --shifts is the number of shift
+// runs printed; --runs, its old name, still works, hidden from the help,
+// with a warning on stderr (stdout is the report's alone).
+func TestLayoutShiftsRenamed(t *testing.T) {
+	testutil.NeedTool(t, "gcc")
+	dir := t.TempDir()
+	a := layoutBuild(t, dir, "a", layoutDataSrc, append([]string{"-DWITH_KEY"}, layoutDataFlags...)...)
+	b := layoutBuild(t, dir, "b", layoutDataSrc, layoutDataFlags...)
+	code, out, stderr := runPerfbot("layout", "diff", a, b, "--shifts", "1")
+	if code != exitOK || !strings.Contains(out, "shift run") {
+		t.Fatalf("layout diff --shifts 1: exit %d, stderr %q", code, stderr)
+	}
+	if code, out2, stderr := runPerfbot("layout", "diff", a, b, "--runs", "1"); code != exitOK || out2 != out ||
+		!strings.Contains(stderr, "--runs is deprecated: use --shifts") {
+		t.Errorf("layout diff --runs 1: exit %d, stdout %q, stderr %q; want the report of --shifts 1", code, out2[:min(len(out2), 200)], stderr)
+	}
+	_, help, _ := runPerfbot("layout", "diff", "--help")
+	if !strings.Contains(help, "--shifts") || strings.Contains(help, "--runs") {
+		t.Errorf("layout diff --help lists --runs, or not --shifts:\n%s", help)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/measure"
@@ -110,6 +111,7 @@ or no confirmed culprit (bisect); 2 error; 3 inconclusive (triage).`,
 				return fmt.Errorf("--wait %s: want a duration of zero (wait as long as it takes) or more", a.lockWait)
 			}
 			cmd.SetContext(measure.WithLockWait(cmd.Context(), a.lockWait))
+			warnDeprecated(cmd, a)
 			return nil
 		},
 	}
@@ -133,7 +135,37 @@ or no confirmed culprit (bisect); 2 error; 3 inconclusive (triage).`,
 		newServeCmd(a),
 		newVersionCmd(a),
 	)
+	deprecateOnStderr(root)
 	return root
+}
+
+// deprecatedKey annotates a flag whose deprecation notice perfbot prints
+// itself (see deprecateOnStderr).
+const deprecatedKey = "perfbot-deprecated"
+
+// deprecateOnStderr moves the notice of every flag marked with cobra's
+// MarkDeprecated from cobra, which prints it on stdout (where it would
+// spoil a JSON report), to warnDeprecated, which logs it on stderr. The
+// flag stays hidden from the help.
+func deprecateOnStderr(c *cobra.Command) {
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Deprecated != "" {
+			_ = c.Flags().SetAnnotation(f.Name, deprecatedKey, []string{f.Deprecated})
+			f.Deprecated, f.Hidden = "", true
+		}
+	})
+	for _, sub := range c.Commands() {
+		deprecateOnStderr(sub)
+	}
+}
+
+// warnDeprecated logs a line for each deprecated flag cmd was given.
+func warnDeprecated(cmd *cobra.Command, a *app) {
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if msg := f.Annotations[deprecatedKey]; len(msg) > 0 {
+			a.logf("warning: --%s is deprecated: %s", f.Name, msg[0])
+		}
+	})
 }
 
 // logf writes a diagnostic line to stderr.

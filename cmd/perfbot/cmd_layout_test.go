@@ -283,7 +283,7 @@ func TestLayoutDiffErrors(t *testing.T) {
 	}{
 		{[]string{"layout", "diff", notELF, m}, "reading A: " + notELF + ": not an ELF file"},
 		{[]string{"layout", "diff", m, filepath.Join(dir, "missing")}, "reading B: open " + filepath.Join(dir, "missing")},
-		{[]string{"layout", "diff", "--format", "xml", m, m}, `unknown --format "xml"`},
+		{[]string{"layout", "diff", "--format", "xml", m, m}, `unknown format "xml" (valid: text, json)`},
 		{[]string{"layout", "diff", "--pad-out", dir, m, m}, "--pad-out needs --pad"},
 		{[]string{"layout", "diff", "--pad", "f", m, m}, "f is at offset 0 mod 64 in both builds"},
 		{[]string{"layout", "diff", "--profile", filepath.Join(dir, "nope"), m, m}, "profile"},

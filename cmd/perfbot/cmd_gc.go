@@ -17,7 +17,9 @@ Nothing measured is lost: the database, the run logs and the cached
 artifacts (.perfbot/builds/) stay, and the next compare, triage or bisect
 recreates a worktree from its commit and cached artifacts without building.
 A worktree a build holds is left. perfbot watch does this by itself after
-each cycle, within its watch file's gc budget (docs/watch.md, Disk).`,
+each cycle, within its watch file's gc budget (docs/watch.md, Disk).
+
+Exit status: 0 success, 2 error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			jobs, err := job.Load(args[0])
@@ -37,6 +39,6 @@ each cycle, within its watch file's gc budget (docs/watch.md, Disk).`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&storeDir, "store", "", "results store folder (default: .perfbot next to the job file)")
+	storeFlag(cmd.Flags(), &storeDir)
 	return cmd
 }

@@ -38,7 +38,10 @@ OPTION=VALUE; every option is written into the file with its default.
 
 A program the suite runs that is not installed gets a warning naming its
 Debian package (and the job stops before building until it is installed).
-See docs/suites.md.`,
+See docs/suites.md.
+
+Exit status: 0 the job file (or the list, or the command) was written, 2
+error (an unknown suite or option, a file that exists).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.list || f.suite == "" {
 				return listSuites(a.stdout, f.suite)

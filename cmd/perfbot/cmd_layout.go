@@ -28,7 +28,7 @@ type layoutFlags struct {
 	padSet  bool
 	padOut  string
 	top     int
-	runs    int
+	shifts  int
 	// Source patch (cmd_layout_patch.go):
 	patch, patchRoot, patchCheck string
 	// For two revisions of a job:
@@ -45,6 +45,11 @@ func newLayoutCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "layout",
 		Short: "explain how code and data moved between two builds",
+		Long: `Layout explains how code and data moved between two builds: perfbot layout
+diff A B (two binaries) or perfbot layout diff JOB REV1 REV2 (two revisions
+of a job, built by perfbot). See perfbot help layout diff and docs/layout.md.
+
+Exit status: that of the sub-command; 2 on a missing or unknown one.`,
 	}
 	cmd.AddCommand(newLayoutDiffCmd(a))
 	return cmd
@@ -125,11 +130,13 @@ Exit status: 0 success, 1 the patched build does not have A's layout back
 	fl.StringVar(&f.patchRoot, "patch-root", "", "with --patch: the root change `SYMBOL` to undo (default: found from --symbol or the top change)")
 	fl.StringVar(&f.patchCheck, "patch-check", "", "with --patch: check that `BUILD`, built from the patched source, has A's layout back")
 	fl.IntVar(&f.top, "top", 0, "ranked changes to print (default 10; -1 for all)")
-	fl.IntVar(&f.runs, "runs", 0, "shift runs to print (default 8; -1 for all)")
+	fl.IntVar(&f.shifts, "shifts", 0, "shift runs (symbols moved by the same amount) to print (default 8; -1 for all)")
+	fl.IntVar(&f.shifts, "runs", 0, "old name of --shifts")
+	_ = fl.MarkDeprecated("runs", "use --shifts (--runs is the runs of each revision elsewhere)")
 	fl.StringVar(&f.artifact, "artifact", "", "with a job: the artifact to diff (default: the job's first)")
 	fl.StringVar(&f.variant, "variant", "", "with a job: build both revisions with this build variant")
 	fl.StringVar(&f.knob, "knob", "", "with a job: build the second revision with the layout knob `PRESET:VARIANT` (c:align64, c:text32, kernel:data16, ...) to see what it moved")
-	fl.StringVar(&f.storeDir, "store", "", "with a job: results store folder (default: .perfbot next to the job file)")
+	storeFlag(fl, &f.storeDir)
 	return cmd
 }
 
@@ -252,7 +259,7 @@ func layoutDiffFiles(a *app, f layoutFlags, pathA, pathB string, stored *profile
 		return layoutSourcePatch(a, f, ba, bb, d)
 	}
 
-	ropt := report.LayoutOptions{Top: f.top, Runs: f.runs, Symbol: f.symbol}
+	ropt := report.LayoutOptions{Top: f.top, Runs: f.shifts, Symbol: f.symbol}
 	if f.padSet {
 		p, err := layout.ProposePadding(d, f.pad)
 		if err != nil {

@@ -284,7 +284,7 @@ func TestLayoutDiffErrors(t *testing.T) {
 	}{
 		{[]string{"layout", "diff", notELF, m}, "reading A: " + notELF + ": not an ELF file"},
 		{[]string{"layout", "diff", m, filepath.Join(dir, "missing")}, "reading B: open " + filepath.Join(dir, "missing")},
-		{[]string{"layout", "diff", "--format", "xml", m, m}, `unknown --format "xml"`},
+		{[]string{"layout", "diff", "--format", "xml", m, m}, `unknown format "xml" (valid: text, json)`},
 		{[]string{"layout", "diff", "--pad-out", dir, m, m}, "--pad-out needs --pad"},
 		{[]string{"layout", "diff", "--pad", "f", m, m}, "f is at offset 0 mod 64 in both builds"},
 		{[]string{"layout", "diff", "--profile", filepath.Join(dir, "nope"), m, m}, "profile"},
@@ -298,5 +298,27 @@ func TestLayoutDiffErrors(t *testing.T) {
 	// A symbol map against itself is fine.
 	if code, out, errs := layoutPerfbot("layout", "diff", m, m); code != exitOK || !strings.Contains(out, "No symbol changed") {
 		t.Errorf("map vs itself: exit %d %s\n%s", code, errs, out)
+	}
+}
+
+// TestLayoutShiftsRenamed: layout diff's --shifts is the number of shift
+// runs printed; --runs, its old name, still works, hidden from the help,
+// with a warning on stderr (stdout is the report's alone).
+func TestLayoutShiftsRenamed(t *testing.T) {
+	testutil.NeedTool(t, "gcc")
+	dir := t.TempDir()
+	a := layoutBuild(t, dir, "a", layoutDataSrc, append([]string{"-DWITH_KEY"}, layoutDataFlags...)...)
+	b := layoutBuild(t, dir, "b", layoutDataSrc, layoutDataFlags...)
+	code, out, stderr := runPerfbot("layout", "diff", a, b, "--shifts", "1")
+	if code != exitOK || !strings.Contains(out, "shift run") {
+		t.Fatalf("layout diff --shifts 1: exit %d, stderr %q", code, stderr)
+	}
+	if code, out2, stderr := runPerfbot("layout", "diff", a, b, "--runs", "1"); code != exitOK || out2 != out ||
+		!strings.Contains(stderr, "--runs is deprecated: use --shifts") {
+		t.Errorf("layout diff --runs 1: exit %d, stdout %q, stderr %q; want the report of --shifts 1", code, out2[:min(len(out2), 200)], stderr)
+	}
+	_, help, _ := runPerfbot("layout", "diff", "--help")
+	if !strings.Contains(help, "--shifts") || strings.Contains(help, "--runs") {
+		t.Errorf("layout diff --help lists --runs, or not --shifts:\n%s", help)
 	}
 }

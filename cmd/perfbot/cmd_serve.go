@@ -49,7 +49,10 @@ With --db it is also a fleet's server (docs/fleet.md): River's leader, the
 orchestrator of comparisons and bisections, the fleet's API under /fleet/api/
 and River's UI under /riverui/. The dashboard then serves the fleet's
 results from that database too, and its compare and bisect actions go on
-the fleet's queue, measured by the workers of --class.`,
+the fleet's queue, measured by the workers of --class.
+
+Exit status: 0 when stopped by SIGINT or SIGTERM, 2 on error (bad flags, an
+address that cannot be bound, a store or database that cannot be read).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()

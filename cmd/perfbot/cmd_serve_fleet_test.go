@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -14,8 +13,6 @@ import (
 
 	"github.com/perfbot/perfbot/internal/testutil"
 )
-
-func TestMain(m *testing.M) { os.Exit(testutil.RunWithPostgres(m)) }
 
 // TestServeFleet: perfbot serve --db is the dashboard and the fleet's
 // server in one: the fleet's API under /fleet/api/ (its writes need the

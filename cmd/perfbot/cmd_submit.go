@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfbot/perfbot/internal/compare"
-	"github.com/perfbot/perfbot/internal/compare/stored"
 	"github.com/perfbot/perfbot/internal/fleet"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
@@ -20,7 +19,9 @@ import (
 )
 
 type submitFlags struct {
-	db, class, format string
+	db, class         string
+	compareFormat     report.Format
+	bisectFormat      report.Format
 	noWait            bool
 	runs              int
 	good, bad, metric string
@@ -42,16 +43,28 @@ every machine of the fleet must reach at the same path (or URL).
   perfbot submit bisect  --db URL --class C JOB --good REV --bad REV --metric M [--parallel K]
 
 Without --no-wait it waits and prints the report as perfbot compare and
-perfbot bisect do; the exit status is theirs.`,
+perfbot bisect do; the exit status is theirs.
+
+Exit status: that of the sub-command (see perfbot help submit compare,
+perfbot help submit bisect); 2 on a missing or unknown one.`,
 	}
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&f.db, "db", "", "the fleet's PostgreSQL database (postgres://...)")
 	pf.StringVar(&f.class, "class", "", "the machine class to measure on")
-	pf.StringVar(&f.format, "format", "", "report format (as compare's or bisect's --format)")
 	pf.BoolVar(&f.noWait, "no-wait", false, "queue the job, print its id and return")
 
 	cmp := &cobra.Command{
-		Use:  "compare JOB REV1 REV2 [REV...]",
+		Use:   "compare JOB REV1 REV2 [REV...]",
+		Short: "compare revisions on a fleet's machines and print the table, as perfbot compare does",
+		Long: `Submit compare queues a comparison of the revisions of JOB on the machines of
+--class: the server builds each revision on them and takes --runs runs of
+each revision, in whole rounds (one round: a run of every revision, on one
+machine, its runs paired within it). Without --no-wait it waits for the
+comparison and prints its table, as perfbot compare does (-f/--format);
+with --no-wait it prints the queued job's id.
+
+Exit status: 0 no significant regression of the job's metrics (or queued,
+with --no-wait), 1 a significant regression of one of them, 2 error.`,
 		Args: cobra.MinimumNArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			j, spec, repo, err := submitJob(cmd.Context(), args[0])
@@ -83,18 +96,11 @@ perfbot bisect do; the exit status is theirs.`,
 				return err
 			}
 			defer st.Close()
-			t, err := stored.Table(cmd.Context(), st, j.Key(), out.Sources(a2), compare.DefaultAlpha)
+			t, err := out.Table(cmd.Context(), st, a2, compare.DefaultAlpha)
 			if err != nil {
 				return err
 			}
-			ms, err := out.Machines(cmd.Context(), st, a2)
-			if err != nil {
-				return err
-			}
-			if len(ms) > 1 {
-				a.logf("the rounds were taken on %d machines (%v): each round on one machine, its runs paired within it", len(ms), ms)
-			}
-			if err := report.WriteJobs(a.stdout, []report.JobTable{{Name: j.Name, Key: j.Key(), Table: t}}, report.Options{Format: report.Format(f.format)}); err != nil {
+			if err := report.WriteJobs(a.stdout, []report.JobTable{{Name: j.Name, Key: j.Key(), Table: t}}, report.Options{Format: f.compareFormat}); err != nil {
 				return err
 			}
 			if r, _ := t.Regressions(); r > 0 {
@@ -103,10 +109,21 @@ perfbot bisect do; the exit status is theirs.`,
 			return nil
 		},
 	}
-	cmp.Flags().IntVar(&f.runs, "runs", 0, "rounds (runs per revision; default: the job's)")
+	cmp.Flags().IntVar(&f.runs, "runs", 0, "runs of each revision, in whole rounds (default: the job's runs)")
+	formatFlag(cmp.Flags(), &f.compareFormat, report.Formats)
 
 	bis := &cobra.Command{
-		Use:  "bisect JOB --good REV --bad REV --metric M",
+		Use:   "bisect JOB --good REV --bad REV --metric M",
+		Short: "bisect a change on a fleet's machines and print the report, as perfbot bisect does",
+		Long: `Submit bisect queues a plain bisection of --metric between --good and --bad
+on the machines of --class: the server measures --parallel candidates at
+once (a k-ary search; default: as many as the class has live machines).
+Without --no-wait it waits and prints the report, as perfbot bisect does
+(-f/--format); with --no-wait it prints the queued job's id.
+
+Exit status: 0 a culprit was found and confirmed (or queued, with
+--no-wait); 1 no confirmed culprit, or the bisection failed on the fleet;
+2 bad input or an error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			j, spec, repo, err := submitJob(cmd.Context(), args[0])
@@ -133,7 +150,7 @@ perfbot bisect do; the exit status is theirs.`,
 			if out.Error != "" {
 				return exitCodeError{code: exitNoCulprit, msg: "bisect: " + out.Error}
 			}
-			if err := report.WriteBisect(a.stdout, &report.BisectReport{Result: out.Result, Job: j.Name, Repo: j.Repo, Params: j.Params, Mode: "plain"}, report.Format(f.format)); err != nil {
+			if err := report.WriteBisect(a.stdout, &report.BisectReport{Result: out.Result, Job: j.Name, Repo: j.Repo, Params: j.Params, Mode: "plain"}, f.bisectFormat); err != nil {
 				return err
 			}
 			if !out.Result.Found() {
@@ -148,6 +165,7 @@ perfbot bisect do; the exit status is theirs.`,
 	bf.StringVar(&f.metric, "metric", "", "the metric to bisect")
 	bf.IntVar(&f.parallel, "parallel", 0, "candidates measured at once (k-ary search; default: the live machines of the class)")
 	bf.BoolVar(&f.improvement, "improvement", false, "search for the commit that made the metric better")
+	formatFlag(bf, &f.bisectFormat, report.BisectFormats)
 	cmd.AddCommand(cmp, bis)
 	return cmd
 }

@@ -34,7 +34,10 @@ measuring (the run in flight dies with everything it started) and
 retries until the database is back.
 
 Stop it with SIGINT or SIGTERM; a worker killed outright loses at most
-the round or build in flight, which the fleet gives to another machine.`,
+the round or build in flight, which the fleet gives to another machine.
+
+Exit status: 0 when stopped by SIGINT or SIGTERM, 2 on error (bad flags, a
+database that cannot be reached at the start).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()

@@ -12,11 +12,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/measure"
+	runner "github.com/perfbot/perfbot/internal/run"
 )
 
 // Exit statuses, relied on by CI scripts.
@@ -46,9 +49,17 @@ type app struct {
 	stdout, stderr io.Writer
 	// stderrTTY is true when stderr is a terminal (progress bars instead of log lines).
 	stderrTTY bool
+	// lockWait is --wait: how long to wait for another perfbot's hold of
+	// the machine's measuring lock (0: as long as it takes).
+	lockWait time.Duration
 }
 
 func main() {
+	// perfbot runs each benchmark and build under a supervisor that is
+	// perfbot itself, executed again: runner.Main turns this process into
+	// that supervisor (and never returns) when it was started as one.
+	// It comes first, before anything else of perfbot's starts.
+	runner.Main()
 	// SIGINT, SIGTERM and SIGHUP end the command, except where it takes
 	// them (signals.go: watch stops in order and reloads).
 	ctx, cancel := context.WithCancel(context.Background())
@@ -94,7 +105,19 @@ Exit status: 0 success and no regression; 1 a regression (compare, triage)
 or no confirmed culprit (bisect); 2 error; 3 inconclusive (triage).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// --wait reaches every lock a command takes through its context.
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if a.lockWait < 0 {
+				return fmt.Errorf("--wait %s: want a duration of zero (wait as long as it takes) or more", a.lockWait)
+			}
+			cmd.SetContext(measure.WithLockWait(cmd.Context(), a.lockWait))
+			warnDeprecated(cmd, a)
+			return nil
+		},
 	}
+	root.PersistentFlags().DurationVar(&a.lockWait, "wait", 0,
+		"give up after waiting this long (e.g. 10m) for another perfbot measuring on this machine; exit status 2 (default: wait until it finishes)")
+	setVersion(root)
 	root.AddCommand(
 		newCompareCmd(a),
 		newBisectCmd(a),
@@ -110,8 +133,39 @@ or no confirmed culprit (bisect); 2 error; 3 inconclusive (triage).`,
 		newWorkerCmd(a),
 		newSubmitCmd(a),
 		newServeCmd(a),
+		newVersionCmd(a),
 	)
+	deprecateOnStderr(root)
 	return root
+}
+
+// deprecatedKey annotates a flag whose deprecation notice perfbot prints
+// itself (see deprecateOnStderr).
+const deprecatedKey = "perfbot-deprecated"
+
+// deprecateOnStderr moves the notice of every flag marked with cobra's
+// MarkDeprecated from cobra, which prints it on stdout (where it would
+// spoil a JSON report), to warnDeprecated, which logs it on stderr. The
+// flag stays hidden from the help.
+func deprecateOnStderr(c *cobra.Command) {
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Deprecated != "" {
+			_ = c.Flags().SetAnnotation(f.Name, deprecatedKey, []string{f.Deprecated})
+			f.Deprecated, f.Hidden = "", true
+		}
+	})
+	for _, sub := range c.Commands() {
+		deprecateOnStderr(sub)
+	}
+}
+
+// warnDeprecated logs a line for each deprecated flag cmd was given.
+func warnDeprecated(cmd *cobra.Command, a *app) {
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if msg := f.Annotations[deprecatedKey]; len(msg) > 0 {
+			a.logf("warning: --%s is deprecated: %s", f.Name, msg[0])
+		}
+	})
 }
 
 // logf writes a diagnostic line to stderr.

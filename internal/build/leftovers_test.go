@@ -15,11 +15,13 @@ import (
 
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/run"
 	"github.com/perfbot/perfbot/internal/store"
 )
 
 // The test binary doubles as a perfbot that is killed while it builds.
 func TestMain(m *testing.M) {
+	run.Main()
 	if os.Getenv("PERFBOT_BUILD_HELPER") == "build" {
 		os.Exit(helperBuild())
 	}

@@ -41,6 +41,22 @@ type Column struct {
 	// Machines are the machines that took the column's runs, sorted
 	// (tables read from the store; "" for runs that do not say).
 	Machines []string
+	// Versions are the perfbot versions that took the column's runs,
+	// sorted (tables read from the store; "" for runs that do not say).
+	Versions []string
+}
+
+// Versions returns the perfbot versions that took the table's runs,
+// sorted: more than one means the runs were not all measured the same
+// way, and a change may be perfbot's.
+func (t *Table) Versions() []string {
+	var vs []string
+	for _, c := range t.Columns {
+		for _, v := range c.Versions {
+			vs = addMachine(vs, v)
+		}
+	}
+	return vs
 }
 
 // Machines returns the machines that took the table's runs, sorted: more
@@ -140,3 +156,7 @@ type Failure struct {
 // AddMachine adds machine m (a run's) to the column's sorted set of
 // machines, unless m is "" or there already.
 func (c *Column) AddMachine(m string) { c.Machines = addMachine(c.Machines, m) }
+
+// AddVersion adds perfbot version v (a run's) to the column's sorted set
+// of versions, unless v is "" or there already.
+func (c *Column) AddVersion(v string) { c.Versions = addMachine(c.Versions, v) }

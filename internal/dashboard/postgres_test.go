@@ -11,11 +11,15 @@ import (
 	"testing"
 
 	"github.com/perfbot/perfbot/internal/metric"
+	runner "github.com/perfbot/perfbot/internal/run"
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/testutil"
 )
 
-func TestMain(m *testing.M) { os.Exit(testutil.RunWithPostgres(m)) }
+func TestMain(m *testing.M) {
+	runner.Main() // watch's runs re-execute this binary
+	os.Exit(testutil.RunWithPostgres(m))
+}
 
 // TestPostgresStore serves a PostgreSQL store the caller opened (as the
 // fleet's server will, perfbot serve --db): its jobs and history, and a

@@ -24,11 +24,15 @@ import (
 	"github.com/perfbot/perfbot/internal/fleet"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/measure"
+	"github.com/perfbot/perfbot/internal/run"
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/testutil"
 )
 
-func TestMain(m *testing.M) { os.Exit(testutil.RunWithPostgres(m)) }
+func TestMain(m *testing.M) {
+	run.Main() // the workers' runs re-execute this binary
+	os.Exit(testutil.RunWithPostgres(m))
+}
 
 // perfbotBinary builds the real perfbot once per test binary.
 var perfbotBinary = sync.OnceValues(func() (string, error) {
@@ -270,6 +274,9 @@ func TestFleetWorkerKilled(t *testing.T) {
 		for _, r := range recs {
 			if r.Machine == "" || r.Status != store.RunOK || !strings.HasPrefix(r.StdoutPath, fleet.BlobPrefix) {
 				t.Errorf("run %s: machine %q status %s stdout %s", r.RunKey, r.Machine, r.Status, r.StdoutPath)
+			}
+			if r.Version == "" {
+				t.Errorf("run %s records no perfbot version: its worker's must be", r.RunKey)
 			}
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/perfbot/perfbot/internal/monitor"
 	"github.com/perfbot/perfbot/internal/run"
 	"github.com/perfbot/perfbot/internal/store"
+	"github.com/perfbot/perfbot/internal/version"
 )
 
 // Task is one run to take: the benchmark of Job on a built target.
@@ -72,6 +73,7 @@ func (l Local) Execute(ctx context.Context, t Task) (*store.RunRecord, error) {
 		RunKey:     t.Key,
 		Session:    t.Session,
 		Machine:    l.Machine,
+		Version:    version.Get().String(), // this perfbot takes the run, on a fleet's worker too
 		CPU:        l.CPU,
 		StdoutPath: filepath.Join(t.LogDir, "stdout"),
 		StderrPath: filepath.Join(t.LogDir, "stderr"),

@@ -40,14 +40,37 @@ var held struct {
 	count int
 }
 
+// ErrMachineBusy is wrapped by LockMachine's error when it gave up waiting
+// for another process's hold of the machine lock (see [WithLockWait]).
+var ErrMachineBusy = errors.New("another perfbot is measuring on this machine")
+
+type lockWaitKey struct{}
+
+// WithLockWait returns ctx under which LockMachine gives up after waiting
+// d for another process to release the machine lock (perfbot --wait). A
+// d of zero or less waits as long as ctx lasts, as without it. The limit
+// travels in the context because every pipeline takes the lock deep
+// inside (a session's open, a measurement, a watch cycle, a fleet
+// worker's round) and passes its context there, not its options.
+func WithLockWait(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, lockWaitKey{}, d)
+}
+
+// lockWait is the limit of WithLockWait in ctx; 0 for none.
+func lockWait(ctx context.Context) time.Duration {
+	d, _ := ctx.Value(lockWaitKey{}).(time.Duration)
+	return max(d, 0)
+}
+
 // LockMachine takes the machine's measuring lock (an exclusive flock), so
 // that two perfbots never calibrate, build or run at once on one machine,
 // whatever store each uses: a second benchmark or a compiler beside a run
 // is the noise perfbot exists to avoid. It waits while another process
 // holds the lock, calling wait once with the holder's description, until
-// ctx ends. Within one process it is re-entrant: every release undoes one
-// LockMachine. The lock goes with the process: a killed perfbot never
-// leaves it held.
+// ctx ends or, under [WithLockWait], the wait is over: then the error
+// wraps ErrMachineBusy and names the holder. Within one process it is
+// re-entrant: every release undoes one LockMachine. The lock goes with
+// the process: a killed perfbot never leaves it held.
 func LockMachine(ctx context.Context, wait func(holder string)) (release func(), err error) {
 	held.Lock()
 	defer held.Unlock()
@@ -105,6 +128,12 @@ func lockFile(ctx context.Context, wait func(holder string)) (*os.File, error) {
 		return nil, fmt.Errorf("machine lock %s: %w (set %s to a path every user of this machine can write)", path, err, MachineLockEnv)
 	}
 	told := false
+	var giveUp <-chan time.Time
+	if d := lockWait(ctx); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		giveUp = t.C
+	}
 	for {
 		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		if err == nil {
@@ -115,18 +144,17 @@ func lockFile(ctx context.Context, wait func(holder string)) (*os.File, error) {
 			return nil, fmt.Errorf("machine lock %s: %w", path, err)
 		}
 		if !told && wait != nil {
-			data, _ := os.ReadFile(path)
-			holder := strings.TrimSpace(string(data))
-			if holder == "" {
-				holder = "another perfbot"
-			}
-			wait(fmt.Sprintf("%s (lock %s)", holder, path))
+			wait(fmt.Sprintf("%s (lock %s)", holderOf(path), path))
 			told = true
 		}
 		select {
 		case <-ctx.Done():
 			f.Close()
 			return nil, fmt.Errorf("waiting for the machine lock %s: %w", path, ctx.Err())
+		case <-giveUp:
+			f.Close()
+			return nil, fmt.Errorf("%w: gave up after waiting %s for %s to release the machine lock %s",
+				ErrMachineBusy, lockWait(ctx), holderOf(path), path)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
@@ -151,10 +179,15 @@ func MachineHolder() (string, bool) {
 		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
 		return "", false
 	}
+	return holderOf(path), true
+}
+
+// holderOf is the description the holder of the lock at path wrote in it
+// ("perfbot pid 1234 in /srv/bench"), or "another perfbot".
+func holderOf(path string) string {
 	data, _ := os.ReadFile(path)
-	holder := strings.TrimSpace(string(data))
-	if holder == "" {
-		holder = "another perfbot"
+	if holder := strings.TrimSpace(string(data)); holder != "" {
+		return holder
 	}
-	return holder, true
+	return "another perfbot"
 }

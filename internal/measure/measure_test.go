@@ -13,6 +13,7 @@ import (
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/testutil"
+	"github.com/perfbot/perfbot/internal/version"
 )
 
 // setup makes a repo with two commits whose "benchmark" is a shell script,
@@ -97,6 +98,16 @@ func TestMeasureInterleavesAndResumes(t *testing.T) {
 	}
 	if s := samples[targets[1].Commit.Hash]["work_ms"]; len(s) != 4 || s[0].Value != 2.5 {
 		t.Errorf("commit 2 samples %v, want four of 2.5", s)
+	}
+	// Each stored run says which perfbot took it.
+	recs, err := opt.Store.RunsWithoutValues(context.Background(), j.Key(), targets[0].Commit.Hash, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if want := version.Get().String(); r.Version != want {
+			t.Errorf("run %d records version %q; want %q", r.Index, r.Version, want)
+		}
 	}
 	// Again: nothing to take. With more runs: only the missing ones.
 	out, err = Measure(context.Background(), j, targets, opt)

@@ -51,6 +51,9 @@ func WriteBenchstat(w io.Writer, t *compare.Table, opt Options) error {
 		}
 		writeBenchTable(&b, t, u.unit, u.rows, u.factors)
 	}
+	if msg := versionsNote(t); msg != "" {
+		b.WriteString("\nnote: " + msg + "\n")
+	}
 	_, err := w.Write(b.Bytes())
 	return err
 }

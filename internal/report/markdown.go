@@ -86,6 +86,9 @@ func WriteMarkdown(w io.Writer, t *compare.Table, opt Options) error {
 	if hidden := len(t.Rows) - len(rows); hidden > 0 && len(rows) > 0 {
 		fmt.Fprintf(&b, "\n%s not shown.\n", plural(hidden, "unchanged metric", "unchanged metrics"))
 	}
+	if msg := versionsNote(t); msg != "" {
+		b.WriteString("\nNote: " + mdEscape(msg) + ".\n")
+	}
 	_, err := w.Write(b.Bytes())
 	return err
 }

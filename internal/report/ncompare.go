@@ -94,6 +94,9 @@ func writeNotes(b *bytes.Buffer, t *compare.Table, rows []*compare.Row) {
 		order = append([]string{msg}, order...)
 		seen[msg] = 1
 	}
+	if msg := versionsNote(t); msg != "" {
+		order, seen[msg] = append([]string{msg}, order...), 1
+	}
 	if len(order) == 0 {
 		return
 	}

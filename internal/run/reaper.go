@@ -22,13 +22,9 @@ import (
 //	argv: perfbot-reaper PERFBOT_PID    env: PERFBOT_REAPER=1 and perfbot's own
 //
 // with the run's logs as stdout and stderr and one end of a socket pair as
-// file descriptor 3. The package's init function recognizes the pair and
-// runs the supervisor instead of the program, so every binary that links
-// this package (perfbot, the test binaries of every package that runs
-// commands) can supervise its runs, with nothing to call from main. (A hook
-// called from main would need a copy in the TestMain of every package whose
-// tests run commands, and a test binary that missed it would run its tests
-// again as the "supervisor".)
+// file descriptor 3. [Main], which the program calls first thing, recognizes
+// the pair and runs the supervisor instead of the program; Exec refuses to
+// start one in a program that did not call it.
 //
 // Over the socket perfbot sends the run (a big-endian uint32 length, then
 // reaperSpec as JSON), then possibly ctlCancel; the supervisor answers with
@@ -69,12 +65,6 @@ type reaperReport struct {
 	// are above, and the wrapper's own wall time.
 	Wrapped     bool
 	WrapperWall time.Duration
-}
-
-func init() {
-	if len(os.Args) == 2 && os.Args[0] == reaperArg0 && os.Getenv(reaperEnv) == "1" {
-		os.Exit(reaperMain())
-	}
 }
 
 // reaperMain is the supervisor process; it returns its exit status: 0

@@ -6,9 +6,10 @@
 // (even of kill -9). It also plans the interleaved order of runs across
 // commits and finds the quietest CPU.
 //
-// The supervisor is the program itself executed again: this package's init
-// function turns the process into one when it was started as such (see
-// reaper.go), in perfbot and in any test binary that links the package.
+// The supervisor is the program itself executed again: [Main], called first
+// thing by perfbot's main and by the TestMain of every test binary that
+// runs commands, turns the process into one when it was started as such
+// (see reaper.go).
 package run
 
 import (
@@ -130,6 +131,9 @@ func Exec(ctx context.Context, s Spec) (Result, error) {
 	res := Result{ExitCode: -1}
 	if err := s.check(); err != nil {
 		return res, err
+	}
+	if !mainCalled.Load() {
+		return res, fmt.Errorf("%s: not started: %w", s.what(), ErrNoMain)
 	}
 	if err := ctx.Err(); err != nil {
 		res.Canceled = true

@@ -18,6 +18,7 @@ import (
 
 // The test binary doubles as a child process for the usage tests.
 func TestMain(m *testing.M) {
+	Main()
 	switch os.Getenv("PERFBOT_RUN_HELPER") {
 	case "":
 		os.Exit(m.Run())

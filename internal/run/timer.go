@@ -20,7 +20,7 @@ import (
 //
 // The timer is perfbot itself (the supervisor's binary, through
 // /proc/PID/exe, which stays valid while the supervisor lives, even if the
-// file was replaced); this package's init function recognizes it. It
+// file was replaced); [Main] recognizes it. It
 // forks sh exactly as the supervisor would: same process group, CPU mask,
 // directory, argv ("sh", "-c", COMMAND) and environment, the run's own,
 // which the supervisor wrote into REPORT (as timerInput) because wrappers
@@ -53,12 +53,6 @@ type timerReport struct {
 	Status    uint32 // sh's wait status
 	User, Sys time.Duration
 	MaxRSSKiB int64
-}
-
-func init() {
-	if len(os.Args) == 6 && os.Args[1] == timerArg && os.Getenv(timerEnv) == "1" {
-		os.Exit(timerMain(os.Args[2], os.Args[3:]))
-	}
 }
 
 // timerMain runs sh (args: SH -c COMMAND) with the environment read from

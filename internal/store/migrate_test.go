@@ -144,7 +144,8 @@ type oldDB struct {
 
 // TestMigrateFromVersion3 builds a database at schema version 3 with runs
 // and values in it, written with version 3's SQL, then opens it with the
-// current code: every run and value is kept, and runs read the machine "".
+// current code: every run and value is kept, and runs read the machine and
+// the version "".
 func TestMigrateFromVersion3(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -238,7 +239,7 @@ func testMigrateFromVersion3(t *testing.T, o oldDB) {
 		}
 		for i, r := range got {
 			w := wantC[i]
-			if r.Index != w.idx || r.Status != w.status || r.Session != w.session || r.Machine != "" ||
+			if r.Index != w.idx || r.Status != w.status || r.Session != w.session || r.Machine != "" || r.Version != "" ||
 				r.CPU != 2 || r.Usage.MaxRSSKiB != 1024 || !r.Started.Equal(time.Unix(1700000000, 0)) ||
 				!slices.Equal(r.Values, w.values) {
 				t.Errorf("commit %s: run after migrating = %+v, want %+v with machine \"\"", c, r, w)
@@ -259,13 +260,14 @@ func testMigrateFromVersion3(t *testing.T, o oldDB) {
 		t.Errorf("samples of time after migrating = %v, want %v", got, wantTime)
 	}
 
-	// New runs record their machine beside the old ones.
+	// New runs record their machine and version beside the old ones.
 	r := &store.RunRecord{RunKey: store.RunKey{Job: "job", Commit: "c1", Index: 7}, Status: store.RunOK,
-		Session: "s", Machine: "bench-1", Values: []metric.Value{{Name: "time", Unit: "ns", Better: metric.LowerIsBetter, Value: 7}}}
+		Session: "s", Machine: "bench-1", Version: "v1.2.0", Values: []metric.Value{{Name: "time", Unit: "ns", Better: metric.LowerIsBetter, Value: 7}}}
 	if err := s.PutRun(ctx, r); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.Runs(ctx, "job", "c1", ""); err != nil || len(got) != 7 || got[6].Machine != "bench-1" || got[0].Machine != "" {
+	if got, err := s.Runs(ctx, "job", "c1", ""); err != nil || len(got) != 7 || got[6].Machine != "bench-1" || got[0].Machine != "" ||
+		got[6].Version != "v1.2.0" || got[0].Version != "" {
 		t.Errorf("after putting a new run, Runs = %+v, %v", got, err)
 	}
 	if err := s.Close(); err != nil {

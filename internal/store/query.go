@@ -12,7 +12,7 @@ import (
 // The read side of runs: Runs, Metrics and Samples.
 
 const runColumns = `id, idx, status, reason, cpu, started_unix_ns, wall_ns, user_ns, sys_ns,
-	max_rss_kib, exit_code, stdout_path, stderr_path, session, machine`
+	max_rss_kib, exit_code, stdout_path, stderr_path, session, machine, version`
 
 // Runs returns the stored runs of job on commit under variant, ordered by
 // Index, each with its Values; failed runs included.
@@ -44,7 +44,7 @@ func (s *Store) runs(ctx context.Context, job, commit, variant string, withValue
 			var started sql.NullInt64
 			var wall, user, sys int64
 			if err := rows.Scan(&id, &r.Index, &r.Status, &r.Reason, &r.CPU, &started, &wall, &user, &sys,
-				&r.Usage.MaxRSSKiB, &r.ExitCode, &r.StdoutPath, &r.StderrPath, &r.Session, &r.Machine); err != nil {
+				&r.Usage.MaxRSSKiB, &r.ExitCode, &r.StdoutPath, &r.StderrPath, &r.Session, &r.Machine, &r.Version); err != nil {
 				return err
 			}
 			r.Started = timeOf(started)

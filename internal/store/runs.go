@@ -95,7 +95,7 @@ func (s *Store) PutRun(ctx context.Context, r *RunRecord) error {
 		return fmt.Errorf("store: %s: unknown status %q", what, r.Status)
 	}
 	if err := checkText("job key", r.Job, "commit", r.Commit, "variant", r.Variant, "reason", r.Reason,
-		"stdout path", r.StdoutPath, "stderr path", r.StderrPath, "session", r.Session, "machine", r.Machine); err != nil {
+		"stdout path", r.StdoutPath, "stderr path", r.StderrPath, "session", r.Session, "machine", r.Machine, "version", r.Version); err != nil {
 		return fmt.Errorf("store: %s: %w", what, err)
 	}
 	for i, v := range r.Values {
@@ -119,19 +119,19 @@ func (s *Store) PutRun(ctx context.Context, r *RunRecord) error {
 		var id int64
 		err := tx.QueryRowContext(ctx, `
 			INSERT INTO runs (job_key, commit_hash, variant, idx, status, reason, cpu, started_unix_ns,
-				wall_ns, user_ns, sys_ns, max_rss_kib, exit_code, stdout_path, stderr_path, recorded_unix_ns, session, machine)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+				wall_ns, user_ns, sys_ns, max_rss_kib, exit_code, stdout_path, stderr_path, recorded_unix_ns, session, machine, version)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (job_key, commit_hash, variant, idx) DO UPDATE SET
 				status = excluded.status, reason = excluded.reason, cpu = excluded.cpu,
 				started_unix_ns = excluded.started_unix_ns, wall_ns = excluded.wall_ns,
 				user_ns = excluded.user_ns, sys_ns = excluded.sys_ns, max_rss_kib = excluded.max_rss_kib,
 				exit_code = excluded.exit_code, stdout_path = excluded.stdout_path,
 				stderr_path = excluded.stderr_path, recorded_unix_ns = excluded.recorded_unix_ns,
-				session = excluded.session, machine = excluded.machine
+				session = excluded.session, machine = excluded.machine, version = excluded.version
 			RETURNING id`,
 			r.Job, r.Commit, r.Variant, r.Index, string(r.Status), r.Reason, r.CPU, started,
 			int64(r.Usage.Wall), int64(r.Usage.User), int64(r.Usage.Sys), r.Usage.MaxRSSKiB,
-			r.ExitCode, r.StdoutPath, r.StderrPath, time.Now().UnixNano(), r.Session, r.Machine).Scan(&id)
+			r.ExitCode, r.StdoutPath, r.StderrPath, time.Now().UnixNano(), r.Session, r.Machine, r.Version).Scan(&id)
 		if err != nil {
 			return err
 		}

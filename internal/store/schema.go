@@ -27,7 +27,10 @@ import (
 //	             measurement session that took the run and machine (v4) the
 //	             benchmark machine; both are '' for runs stored before the
 //	             version that added them. Runs of two commits are paired
-//	             only when (machine, session, idx) match.
+//	             only when (machine, session, idx) match. version (v9) is
+//	             the perfbot version that took the run (internal/version:
+//	             "v1.2.0", "devel 0123456789ab"), '' for runs stored
+//	             before it was recorded.
 //	metrics      job_key + name -> unit and better direction; ids grow in
 //	             first-seen order. Rows are never changed or deleted.
 //	run_values   the values of one run, in order (seq), referencing runs
@@ -233,11 +236,15 @@ var migrations = [][]string{
 			PRIMARY KEY (job, cycle)
 		) STRICT`,
 	},
+	// 9: the perfbot version that took each run.
+	9: {
+		`ALTER TABLE runs ADD COLUMN version TEXT NOT NULL DEFAULT ''`,
+	},
 }
 
 // SchemaVersion is the schema version this perfbot reads and writes: the
 // number of migrations.
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 // applicationID marks a SQLite file as a perfbot database ("pfbt").
 const applicationID = 0x70666274

@@ -180,4 +180,7 @@ var pgMigrations = [][]string{
 			PRIMARY KEY (job, cycle)
 		)`,
 	},
+	9: {
+		`ALTER TABLE runs ADD COLUMN version TEXT COLLATE "C" NOT NULL DEFAULT ''`,
+	},
 }

@@ -142,6 +142,11 @@ type RunRecord struct {
 	// for runs stored before machines were recorded). Runs of two
 	// commits are paired only when they share Machine, Session and Index.
 	Machine string
+	// Version is the perfbot version that took the run (see package
+	// version: "v1.2.0", "devel 0123456789ab"; "" for runs stored before
+	// versions were recorded). A table whose runs come from different
+	// versions says so.
+	Version string
 	// Values holds every metric value read from the run, the builtin
 	// resource metrics included. A metric may have several values per run
 	// (a Go benchmark run with -count); their order is kept.

@@ -48,7 +48,8 @@ func Within(first, last int) func(int) (int, bool) {
 
 // Table reads the runs of the sources from the store (job jobKey) and
 // builds the paired table of every metric the job stored, with each
-// column's failed runs in Column.Failures. Runs pair only when they have
+// column's failed runs in Column.Failures and the machines and perfbot
+// versions that took its runs in Column.Machines and Column.Versions. Runs pair only when they have
 // the same machine, session, round and layout. When a column has no
 // successful run it fails, with a table that holds only the columns (and
 // their failures).
@@ -112,6 +113,7 @@ func readLayout(ctx context.Context, st *store.Store, jobKey string, src Source,
 		}
 		pair[r.Index] = &compare.Pair{Machine: r.Machine, Session: r.Session, Round: round, Layout: k}
 		col.AddMachine(r.Machine)
+		col.AddVersion(r.Version)
 		col.Runs++
 		if r.Status != store.RunOK {
 			col.Failed++

@@ -21,9 +21,12 @@ import (
 func sessionOf(idx int) string { return fmt.Sprintf("session-%d", idx%3) }
 func machineOf(idx int) string { return fmt.Sprintf("bench-%d.example.org", idx%2) }
 
+// versionOf is the perfbot version of run idx made by run.
+func versionOf(idx int) string { return fmt.Sprintf("devel 0123456789a%d", idx%2) }
+
 // run returns an OK run of job on commit whose values are named by names,
-// all in ns, lower is better; value i of run idx is 1000*idx+i. Its session
-// and machine are sessionOf(idx) and machineOf(idx).
+// all in ns, lower is better; value i of run idx is 1000*idx+i. Its session,
+// machine and version are sessionOf(idx), machineOf(idx) and versionOf(idx).
 func run(job, commit, variant string, idx int, names ...string) *store.RunRecord {
 	r := &store.RunRecord{
 		RunKey:     store.RunKey{Job: job, Commit: commit, Variant: variant, Index: idx},
@@ -35,6 +38,7 @@ func run(job, commit, variant string, idx int, names ...string) *store.RunRecord
 		StderrPath: fmt.Sprintf("/r/%d/stderr", idx),
 		Session:    sessionOf(idx),
 		Machine:    machineOf(idx),
+		Version:    versionOf(idx),
 	}
 	for i, n := range names {
 		r.Values = append(r.Values, metric.Value{Name: n, Unit: "ns", Better: metric.LowerIsBetter, Value: float64(1000*idx + i)})
@@ -442,5 +446,40 @@ func testConcurrentReaders(t *testing.T, s Store) {
 	runs, err := s.Runs(ctx, "job", "c1", "")
 	if err != nil || len(runs) != nruns {
 		t.Errorf("after writing, Runs = %d runs, %v; want %d", len(runs), err, nruns)
+	}
+}
+
+// testVersion checks that a run's Version is stored, read back by Runs and
+// RunsWithoutValues, and replaced with the run; "" (a run of a perfbot
+// that did not record it) is kept as "".
+func testVersion(t *testing.T, s Store) {
+	ctx := t.Context()
+	old, cur := run("job", "c1", "", 1, "x"), run("job", "c1", "", 2, "x")
+	old.Version, cur.Version = "", "v1.2.0"
+	for _, r := range []*store.RunRecord{old, cur} {
+		if err := s.PutRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, read := range []func(context.Context, string, string, string) ([]store.RunRecord, error){s.Runs, s.RunsWithoutValues} {
+		got, err := read(ctx, "job", "c1", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 2 || got[0].Version != "" || got[1].Version != "v1.2.0" {
+			t.Fatalf("runs read back = %+v; want versions \"\" and \"v1.2.0\"", got)
+		}
+	}
+	// Taken again by another perfbot: the new version replaces the old.
+	cur.Version = "devel 0123456789ab+modified"
+	if err := s.PutRun(ctx, cur); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.RunsWithoutValues(ctx, "job", "c1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[1].Version != cur.Version {
+		t.Errorf("replaced run has version %q; want %q", got[1].Version, cur.Version)
 	}
 }

@@ -86,6 +86,7 @@ func Exercise(t *testing.T, b Backend) {
 		{"RunInvalid", testRunInvalid},
 		{"SamplesOKOnly", testSamplesOKOnly},
 		{"MachineAndSession", testMachineAndSession},
+		{"Version", testVersion},
 		{"Metrics", testMetrics},
 		{"State", testState},
 		{"ConcurrentReaders", testConcurrentReaders},

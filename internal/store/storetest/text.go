@@ -34,6 +34,7 @@ func testTextRefused(t *testing.T, s Store) {
 	ctx := t.Context()
 	for field, breakIt := range map[string]func(r *store.RunRecord){
 		"machine":     func(r *store.RunRecord) { r.Machine = "bench-\xff" },
+		"version":     func(r *store.RunRecord) { r.Version = "devel\x00" },
 		"reason":      func(r *store.RunRecord) { r.Reason = "exit\x00status 1" },
 		"metric name": func(r *store.RunRecord) { r.Values[1].Name = "t\xc3" },
 		"unit":        func(r *store.RunRecord) { r.Values[0].Unit = "n\x00s" },

@@ -1,0 +1,15 @@
+package triage
+
+import (
+	"os"
+	"testing"
+
+	"github.com/perfbot/perfbot/internal/run"
+)
+
+// TestMain lets the tests run commands: the supervisor of each run is this
+// test binary executed again (see run.Main).
+func TestMain(m *testing.M) {
+	run.Main()
+	os.Exit(m.Run())
+}

@@ -107,7 +107,7 @@ func compareTable(j JobTable) (doc.CompareTable, error) {
 		Metrics:      []doc.CompareMetric{},
 	}
 	for _, c := range t.Columns {
-		out.Columns = append(out.Columns, doc.CompareColumn{ID: c.ID, Subject: c.Subject, Variant: c.Variant, Runs: c.Runs, Failed: c.Failed, Machines: c.Machines})
+		out.Columns = append(out.Columns, doc.CompareColumn{ID: c.ID, Subject: c.Subject, Variant: c.Variant, Runs: c.Runs, Failed: c.Failed, Machines: c.Machines, Versions: c.Versions})
 	}
 	for k := range t.Rows {
 		r := &t.Rows[k]

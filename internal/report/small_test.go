@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/perfbot/perfbot/internal/compare"
-	"github.com/perfbot/perfbot/internal/testutil"
 	"github.com/perfbot/perfbot/internal/metric"
+	"github.com/perfbot/perfbot/internal/testutil"
 )
 
 // smallTable: 12 interleaved rounds of a metric 2 % slower in the second

@@ -4,12 +4,12 @@ import (
 	"os"
 	"testing"
 
-	"github.com/perfbot/perfbot/internal/run"
+	runner "github.com/perfbot/perfbot/internal/run"
 )
 
 // TestMain lets the tests run commands: the supervisor of each run is this
 // test binary executed again (see run.Main).
 func TestMain(m *testing.M) {
-	run.Main()
+	runner.Main()
 	os.Exit(m.Run())
 }

@@ -35,6 +35,9 @@ type (
 		Failed  int    `json:"failed"`
 		// Machines took the column's runs (omitted when not recorded).
 		Machines []string `json:"machines,omitempty"`
+		// Versions are the perfbot versions that took the column's runs
+		// (omitted when not recorded).
+		Versions []string `json:"versions,omitempty"`
 	}
 	CompareMetric struct {
 		Metric      string           `json:"metric"`

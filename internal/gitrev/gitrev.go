@@ -23,8 +23,8 @@ type Repo struct {
 
 // Commit is a resolved revision.
 type Commit struct {
-	Hash    string // full hash
-	Subject string // first line of the message
+	Hash    string `json:"hash"`    // full hash
+	Subject string `json:"subject"` // first line of the message
 }
 
 // Short returns the commit's first 12 hex digits.

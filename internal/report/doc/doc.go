@@ -21,7 +21,7 @@ const (
 	CompareVersion = 2
 	// TriageVersion 2: "version" added, suspects' fields in snake_case.
 	TriageVersion      = 2
-	BisectVersion      = 1
+	BisectVersion      = 2
 	LayoutVersion      = 1
 	HistoryVersion     = 1
 	SensitivityVersion = 1

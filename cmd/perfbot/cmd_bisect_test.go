@@ -40,13 +40,13 @@ type bisectJSONDoc struct {
 	Found  bool `json:"found"`
 	Result struct {
 		Culprit *struct {
-			Hash string `json:"Hash"`
+			Hash string `json:"hash"`
 		} `json:"culprit"`
 		Steps []struct {
 			Verdict string `json:"verdict"`
 			Reason  string `json:"reason"`
 			Commit  struct {
-				Hash string `json:"Hash"`
+				Hash string `json:"hash"`
 			} `json:"commit"`
 		} `json:"steps"`
 		Triage *struct {
@@ -57,10 +57,10 @@ type bisectJSONDoc struct {
 		Builds   int `json:"builds"`
 		Culprits []struct {
 			Commit struct {
-				Hash string `json:"Hash"`
+				Hash string `json:"hash"`
 			} `json:"commit"`
 			Via []struct {
-				Hash string `json:"Hash"`
+				Hash string `json:"hash"`
 			} `json:"via"`
 			Merge       bool `json:"merge"`
 			Interaction bool `json:"interaction"`

@@ -1,16 +1,10 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
-	"sort"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/perfbot/perfbot/internal/finding"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/report"
 	"github.com/perfbot/perfbot/internal/store"
@@ -69,78 +63,9 @@ file or store).`,
 }
 
 func listFindings(cmd *cobra.Command, a *app, cfg *watch.Config, format report.Format) error {
-	fs, err := cfg.Findings(cmd.Context())
+	l, err := cfg.FindingList(cmd.Context())
 	if err != nil {
 		return err
 	}
-	// Findings that share a layout cause are listed together, under it.
-	decoded := make([]*finding.Finding, len(fs))
-	for i, r := range fs {
-		if decoded[i], err = finding.Decode(r.Data); err != nil {
-			return err
-		}
-	}
-	order := finding.GroupByCause(decoded)
-	if format == report.FormatJSON {
-		return writeFindingsJSON(a.stdout, fs, order)
-	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "culprit\tverdict\tchange\tmetric\tstate\tlayout cause\tsubject")
-	for _, i := range order {
-		r, f := fs[i], decoded[i]
-		state := string(r.State)
-		if r.Withdrawn {
-			state += " (withdrawn)"
-		}
-		if r.Reason != "" {
-			state += ": " + r.Reason
-		}
-		cause := f.LayoutCause
-		if cause == "" {
-			cause = "-"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%+.1f%%\t%s\t%s\t%s\t%s\n", gitrev.Short(r.Culprit), f.Verdict, f.Change, f.Metric, state, cause, f.Subject)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	stats := watch.JobStats(fs)
-	jobs := make([]string, 0, len(stats))
-	for j := range stats {
-		jobs = append(jobs, j)
-	}
-	sort.Strings(jobs)
-	for _, j := range jobs {
-		fmt.Fprintf(a.stdout, "job %s: %d findings, %d dismissed\n", j, stats[j][0], stats[j][1])
-	}
-	return nil
-}
-
-// findingsJSON is findings -f json: version 1 of the listing.
-type findingsJSON struct {
-	Version  int                `json:"version"`
-	Findings []findingJSONEntry `json:"findings"`
-}
-
-type findingJSONEntry struct {
-	Culprit   string          `json:"culprit"`
-	Store     string          `json:"store"`
-	State     string          `json:"state"`
-	Reason    string          `json:"reason,omitempty"`
-	Withdrawn bool            `json:"withdrawn"`
-	Found     time.Time       `json:"found"`
-	Finding   json.RawMessage `json:"finding"`
-}
-
-// writeFindingsJSON prints the findings fs in the listing's order.
-func writeFindingsJSON(w io.Writer, fs []watch.Listed, order []int) error {
-	doc := findingsJSON{Version: 1, Findings: []findingJSONEntry{}}
-	for _, i := range order {
-		r := fs[i]
-		doc.Findings = append(doc.Findings, findingJSONEntry{Culprit: r.Culprit, Store: r.Store, State: string(r.State),
-			Reason: r.Reason, Withdrawn: r.Withdrawn, Found: r.Created, Finding: r.Data})
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	return report.WriteFindingList(a.stdout, l, format)
 }

@@ -9,7 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/perfbot/perfbot/internal/finding"
 	"github.com/perfbot/perfbot/internal/store"
+	"github.com/perfbot/perfbot/internal/testutil"
+	"github.com/perfbot/perfbot/internal/verdict"
 )
 
 // TestFindingsFormat: perfbot findings lists as text by default and, with
@@ -31,8 +34,11 @@ func TestFindingsFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	culprit := strings.Repeat("3f2a1c9", 5) + "abcde"
-	data := fmt.Sprintf(`{"culprit":%q,"subject":"slow down","job":"job","metric":"ms","change":7.5,"verdict":"real-regression"}`, culprit)
-	if _, err := st.PutFinding(context.Background(), culprit, []byte(data)); err != nil {
+	data, err := json.Marshal(&finding.Finding{Culprit: culprit, Subject: "slow down", Job: "job", Metric: "ms", Change: 7.5, Verdict: verdict.RealRegression})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.PutFinding(context.Background(), culprit, data); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
@@ -53,6 +59,7 @@ func TestFindingsFormat(t *testing.T) {
 	if code != exitOK || json.Unmarshal([]byte(out), &doc) != nil {
 		t.Fatalf("perfbot findings -f json: exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
+	testutil.ValidateJSON(t, "findings", []byte(out))
 	if doc.Version != 1 || len(doc.Findings) != 1 {
 		t.Fatalf("findings JSON %+v: want version 1 and one finding", doc)
 	}

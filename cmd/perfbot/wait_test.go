@@ -65,7 +65,7 @@ func TestWaitFlagsCheckedFirst(t *testing.T) {
 		{[]string{"compare", j, "main", "case/no-change", "--runs", "2"}, "--runs 2"},
 		{[]string{"compare", j, "main", "case/no-change", "--format", "xml"}, `unknown format "xml"`},
 		{[]string{"compare", j, "main", "case/no-change", "--variant", "nope"}, `--variant "nope"`},
-		{[]string{"bisect", j, "--good", "main", "--bad", "case/no-change", "--metric", "text_ms", "--max-culprits", "0"}, "--max-culprits 0"},
+		{[]string{"bisect", j, "--good", "main", "--bad", "case/no-change", "--metric", "text_ms", "--max-culprits", "-1"}, "--max-culprits -1"},
 		{[]string{"bisect", j, "--good", "main", "--bad", "case/no-change", "--metric", "nope_ms"}, `--metric "nope_ms"`},
 		{[]string{"bisect", j, "--good", "main", "--bad", "case/no-change", "--metric", "text_ms", "--format", "xml"}, `unknown format "xml"`},
 		{[]string{"triage", j, "main", "case/no-change", "--max-runs", "5"}, "--max-runs 5"},

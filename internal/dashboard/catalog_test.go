@@ -32,11 +32,12 @@ func TestLateJobs(t *testing.T) {
 	jobs := func() []JobSummary {
 		t.Helper()
 		code, body := serve(h, "/api/jobs")
-		var js []JobSummary
-		if code != 200 || jsonUnmarshal(body, &js) != nil {
+		var js JobList
+		if code != 200 || jsonUnmarshal(body, &js) != nil || js.Version != APIVersion {
 			t.Fatalf("/api/jobs: %d %s", code, body)
 		}
-		return js
+		testutil.ValidateJSON(t, "dashboard-jobs", body)
+		return js.Jobs
 	}
 	if js := jobs(); len(js) != 0 {
 		t.Fatalf("an empty database lists %d jobs", len(js))

@@ -19,6 +19,7 @@ import (
 
 // CompareView compares the stored runs of commits (GET /api/compare).
 type CompareView struct {
+	Version int             `json:"version"` // APIVersion
 	Job     JobRef          `json:"job"`
 	Commits []CompareCommit `json:"commits"`
 	Metric  MetricRef       `json:"metric"` // the metric drawn
@@ -84,7 +85,7 @@ func (s *Server) compare(r *http.Request) (*CompareView, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &CompareView{Job: JobRef{ID: je.ID, Name: je.Name, Key: je.Key}, Notes: []string{}, Actions: []*ActionView{}, Queue: s.cfg.Queue != nil}
+	v := &CompareView{Version: APIVersion, Job: JobRef{ID: je.ID, Name: je.Name, Key: je.Key}, Notes: []string{}, Actions: []*ActionView{}, Queue: s.cfg.Queue != nil}
 	var srcs []stored.Source
 	for _, rv := range revs {
 		rev, variant, _ := strings.Cut(rv, ":")

@@ -11,9 +11,9 @@ import (
 // cycleRows is how many recent job cycles the cycles page lists per store.
 const cycleRows = 100
 
-// cycleRow is one job's part of a watch cycle, as the page and
+// CycleRow is one job's part of a watch cycle, as the page and
 // /api/cycles show it.
-type cycleRow struct {
+type CycleRow struct {
 	Store    string    `json:"store"`
 	Job      string    `json:"job"`
 	Name     string    `json:"name"`
@@ -35,7 +35,7 @@ type failing struct {
 }
 
 type cyclesData struct {
-	Rows    []cycleRow
+	Rows    []CycleRow
 	Failing []failing
 }
 
@@ -58,7 +58,7 @@ func (s *Server) cycles(r *http.Request) (*cyclesData, error) {
 		streaks := map[string]*failing{}
 		done := map[string]bool{}
 		for _, c := range cs { // newest first
-			row := cycleRow{Store: src.dir, Job: c.Job, Name: c.Name, Started: c.Started, Finished: c.Finished, Tested: c.Tested,
+			row := CycleRow{Store: src.dir, Job: c.Job, Name: c.Name, Started: c.Started, Finished: c.Finished, Tested: c.Tested,
 				Failed: c.Failed(), Panicked: c.Panicked, Noticed: c.Noticed, Error: c.Error}
 			row.Summary, _, _ = strings.Cut(c.Error, "\n")
 			d.Rows = append(d.Rows, row)
@@ -101,7 +101,7 @@ func (s *Server) cyclesAPI(r *http.Request) (any, error) {
 		return nil, err
 	}
 	if d.Rows == nil {
-		d.Rows = []cycleRow{}
+		d.Rows = []CycleRow{}
 	}
-	return d.Rows, nil
+	return CycleList{Version: APIVersion, Cycles: d.Rows}, nil
 }

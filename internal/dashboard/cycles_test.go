@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/internal/store"
+	"github.com/perfbot/perfbot/internal/testutil"
 )
 
 // TestCyclesPage: the watch cycles recorded in a store (one that went
@@ -71,10 +72,13 @@ func TestCyclesPage(t *testing.T) {
 	if !strings.Contains(get("/"), `href="/cycles"`) {
 		t.Errorf("the pages do not link the cycles page")
 	}
-	var rows []cycleRow
-	if err := json.Unmarshal([]byte(get("/api/cycles")), &rows); err != nil {
+	var list CycleList
+	body := get("/api/cycles")
+	if err := json.Unmarshal([]byte(body), &list); err != nil {
 		t.Fatal(err)
 	}
+	testutil.ValidateJSON(t, "dashboard-cycles", []byte(body))
+	rows := list.Cycles
 	if len(rows) != 3 || !rows[0].Panicked || rows[2].Failed || rows[0].Tested != 1 {
 		t.Errorf("/api/cycles = %+v", rows)
 	}

@@ -57,6 +57,10 @@ func apiSchema(path string) string {
 		return "dashboard-overview"
 	case p == "/api/findings":
 		return "dashboard-findings"
+	case p == "/api/jobs":
+		return "dashboard-jobs"
+	case p == "/api/cycles":
+		return "dashboard-cycles"
 	case strings.HasPrefix(p, "/api/findings/") && !strings.Contains(p[len("/api/findings/"):], "/"):
 		return "dashboard-finding"
 	case strings.HasPrefix(p, "/api/jobs/") && strings.HasSuffix(p, "/history"):
@@ -178,8 +182,8 @@ func testAPI(t *testing.T, f *fixture) {
 		t.Errorf("compare %+v", cv)
 	}
 	testutil.ValidateJSON(t, "compare", cv.Table)
-	var listed []FindingSummary
-	if code, _ := f.get(t, "/api/findings", &listed); code != 200 || len(listed) != 1 {
+	var listed FindingList
+	if code, _ := f.get(t, "/api/findings", &listed); code != 200 || len(listed.Findings) != 1 || listed.Version != APIVersion {
 		t.Errorf("findings list: %d, %v", code, listed)
 	}
 }

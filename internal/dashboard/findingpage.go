@@ -21,6 +21,7 @@ import (
 
 // FindingView is a finding with its evidence (GET /api/findings/{culprit}).
 type FindingView struct {
+	Version int `json:"version"` // APIVersion
 	FindingSummary
 	// Finding is the finding as watch stored it (docs/watch.md), with the
 	// 0-day table, the triage's text and JSON reports, how it was found
@@ -149,7 +150,7 @@ func (s *Server) finding(ctx context.Context, prefix string) (*FindingView, erro
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", src.dir, err)
 	}
-	v := &FindingView{Finding: f, Updated: rec.Updated, SentTo: rec.SentTo, Related: []FindingSummary{}, Suspects: []SuspectView{},
+	v := &FindingView{Version: APIVersion, Finding: f, Updated: rec.Updated, SentTo: rec.SentTo, Related: []FindingSummary{}, Suspects: []SuspectView{},
 		ReadOnly: s.cfg.Token == "", Queue: s.cfg.Queue != nil, Actions: []*ActionView{},
 		FindingSummary: FindingSummary{Culprit: rec.Culprit, Short: gitrev.Short(rec.Culprit), Subject: f.Subject, Job: f.Job, Metric: f.Metric,
 			Change: f.Change, Verdict: f.Verdict, State: string(rec.State), Reason: rec.Reason, Withdrawn: rec.Withdrawn, Found: rec.Created,

@@ -18,6 +18,7 @@ import (
 
 // HistoryView is a metric's history (GET /api/jobs/{job}/history).
 type HistoryView struct {
+	Version  int             `json:"version"` // APIVersion
 	Job      JobRef          `json:"job"`
 	Metric   MetricRef       `json:"metric"`
 	Metrics  []MetricRef     `json:"metrics"`
@@ -212,7 +213,7 @@ func (s *Server) history(r *http.Request, page bool) (*HistoryView, error) {
 		return nil, err
 	}
 	je, series, hp, opt := hr.je, hr.series, hr.hp, hr.opt
-	v := &HistoryView{Job: JobRef{ID: je.ID, Name: je.Name, Key: je.Key}, Metric: metricRef(hp.metric), Variant: hp.variant, Label: variantLabel(hp.variant),
+	v := &HistoryView{Version: APIVersion, Job: JobRef{ID: je.ID, Name: je.Name, Key: je.Key}, Metric: metricRef(hp.metric), Variant: hp.variant, Label: variantLabel(hp.variant),
 		Branch: hp.branch, Branches: hp.branches, Total: len(series.Points), From: opt.From, To: opt.To, Changes: []HistoryChange{}}
 	for _, m := range hp.metrics {
 		v.Metrics = append(v.Metrics, metricRef(m))

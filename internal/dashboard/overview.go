@@ -20,6 +20,7 @@ import (
 
 // Overview is the overview page's data (GET /api/overview).
 type Overview struct {
+	Version  int              `json:"version"` // APIVersion
 	Jobs     []JobSummary     `json:"jobs"`
 	Findings []FindingSummary `json:"findings"` // newest first, at most maxFindings
 	// LastCycle is the newest watch cycle seen in the stores (nil when
@@ -112,11 +113,11 @@ func (s *Server) jobsAPI(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return o.Jobs, nil
+	return JobList{Version: APIVersion, Jobs: o.Jobs}, nil
 }
 
 func (s *Server) overview(ctx context.Context) (*Overview, error) {
-	o := &Overview{ReadOnly: s.cfg.Token == "", Queue: s.cfg.Queue != nil, Jobs: []JobSummary{}, Findings: []FindingSummary{}, Running: []Activity{},
+	o := &Overview{Version: APIVersion, ReadOnly: s.cfg.Token == "", Queue: s.cfg.Queue != nil, Jobs: []JobSummary{}, Findings: []FindingSummary{}, Running: []Activity{},
 		Actions: []*ActionView{}}
 	jobs, err := s.cat.list(ctx) // with the jobs stored since the last look
 	if err != nil {
@@ -267,7 +268,11 @@ func (s *Server) findingsAPI(r *http.Request) (any, error) {
 	if err := onlyParams(r.URL.Query()); err != nil {
 		return nil, err
 	}
-	return s.findings(r.Context())
+	fs, err := s.findings(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	return FindingList{Version: APIVersion, Findings: fs}, nil
 }
 
 // findings lists every store's findings, newest first, those that share a

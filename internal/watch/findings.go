@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/perfbot/perfbot/internal/finding"
 	"github.com/perfbot/perfbot/internal/store"
 )
 
@@ -82,24 +81,4 @@ func (c *Config) SetState(ctx context.Context, prefix string, state store.Findin
 	}
 	defer st.Close()
 	return match[0].Culprit, st.SetFindingState(ctx, match[0].Culprit, state, reason)
-}
-
-// JobStats counts, per job (a finding's main job), its findings and how
-// many of them a person dismissed: a job whose findings are mostly
-// dismissed needs a bigger effect threshold or another report policy.
-func JobStats(fs []Listed) map[string][2]int {
-	out := map[string][2]int{}
-	for _, r := range fs {
-		f, err := finding.Decode(r.Data)
-		if err != nil {
-			continue
-		}
-		c := out[f.Job]
-		c[0]++
-		if r.State == store.Dismissed {
-			c[1]++
-		}
-		out[f.Job] = c
-	}
-	return out
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/measure"
 	"github.com/perfbot/perfbot/internal/report"
+	"github.com/perfbot/perfbot/internal/report/doc"
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/testutil"
 )
@@ -164,9 +165,8 @@ report:
 	if fs, _ := cfg.Findings(ctx); fs[0].State != store.Dismissed || fs[0].Reason != "known, fixed upstream" {
 		t.Errorf("after dismiss: %+v", fs[0])
 	}
-	fs, _ = cfg.Findings(ctx)
-	if st := JobStats(fs); st["bench"] != [2]int{1, 1} {
-		t.Errorf("job stats %v, want bench: 1 finding, 1 dismissed", st)
+	if l, err := cfg.FindingList(ctx); err != nil || len(l.Jobs) != 1 || l.Jobs[0] != (doc.FindingJob{Job: "bench", Findings: 1, Dismissed: 1}) || len(l.Findings) != 1 {
+		t.Errorf("finding list %+v (%v), want bench: 1 finding, 1 dismissed", l, err)
 	}
 
 	// A force-push drops the slowdown from the branch: the next cycle

@@ -25,6 +25,7 @@ const (
 	LayoutVersion      = 1
 	HistoryVersion     = 1
 	SensitivityVersion = 1
+	FindingsVersion    = 1
 )
 
 // Num is a number that encodes NaN and ±Inf as null (JSON has neither).

@@ -126,4 +126,3 @@ func fileSum(t *testing.T, path string) string {
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
-

@@ -39,6 +39,9 @@ const blobChunk = 1 << 20
 // a larger artifact is an error naming it.
 const MaxBlob = 4 << 30
 
+// errTooLarge is a blob over MaxBlob.
+var errTooLarge = errors.New("more than the fleet stores in one blob")
+
 // blobSchema makes the blob tables chunked; it runs after schema (the
 // blob table of a fleet from before chunks gains its columns there). The
 // chunks are stored uncompressed (STORAGE EXTERNAL): binaries hardly
@@ -107,7 +110,7 @@ func putBlob(ctx context.Context, pool *pgxpool.Pool, data []byte) (string, erro
 // them).
 func putChunks(ctx context.Context, pool *pgxpool.Pool, h string, size int64, r io.Reader) error {
 	if size > MaxBlob {
-		return fmt.Errorf("%d MiB is more than the fleet stores in one blob (fleet.MaxBlob, %d MiB)", size>>20, MaxBlob>>20)
+		return fmt.Errorf("%d MiB: %w (fleet.MaxBlob, %d MiB)", size>>20, errTooLarge, MaxBlob>>20)
 	}
 	if have, err := hasBlob(ctx, pool, h); err != nil || have {
 		return err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -139,7 +140,7 @@ func TestBlobUploadChecked(t *testing.T) {
 	if n != 0 {
 		t.Errorf("failed uploads left %d rows", n)
 	}
-	if err := putChunks(ctx, pool, h, MaxBlob+1, bytes.NewReader(nil)); err == nil || !strings.Contains(err.Error(), "MaxBlob") {
+	if err := putChunks(ctx, pool, h, MaxBlob+1, bytes.NewReader(nil)); err == nil || !errors.Is(err, errTooLarge) {
 		t.Errorf("a blob over MaxBlob: %v", err)
 	}
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
 
 	"github.com/perfbot/perfbot/internal/build"
 	"github.com/perfbot/perfbot/internal/gitrev"
@@ -142,6 +143,10 @@ func (w *workspace) publish(ctx context.Context, j *job.Job, a BuildArgs, machin
 		}
 		for _, art := range j.Build.Artifacts {
 			h, err := putBlobFile(ctx, w.pool, filepath.Join(rec.ArtifactDir, art))
+			if errors.Is(err, errTooLarge) {
+				// Building it again makes it no smaller.
+				return nil, river.JobCancel(fmt.Errorf("artifact %s of build %s: %w", art, rec.Key, err))
+			}
 			if err != nil {
 				return nil, fmt.Errorf("artifact %s of build %s: %w", art, rec.Key, err)
 			}

@@ -17,10 +17,6 @@ import (
 	"github.com/perfbot/perfbot/internal/httpsafe"
 )
 
-// blobChunk is how much of a blob one query reads: serving a blob holds
-// at most this much of it in memory, whatever its size.
-const blobChunk = 1 << 20
-
 // blobRate is the slowest a client may read a blob: its write deadline is
 // the server's usual one plus its size at this rate.
 const blobRate = 1 << 20 // bytes per second
@@ -54,7 +50,10 @@ type blobReader struct {
 	pool *pgxpool.Pool
 	sha  string
 	size int64
-	off  int64
+	// chunk is the size of the blob's chunks; 0 for a blob from before
+	// chunks, read blobChunk at a time from its row.
+	chunk int64
+	off   int64
 
 	buf    []byte // the chunk at bufOff
 	bufOff int64
@@ -65,11 +64,14 @@ type blobReader struct {
 // openBlob finds the blob h and its size (not its bytes).
 func openBlob(ctx context.Context, pool *pgxpool.Pool, h string) (*blobReader, error) {
 	b := &blobReader{ctx: ctx, pool: pool, sha: h, sum: sha256.New()}
-	if err := pool.QueryRow(ctx, `SELECT octet_length(data) FROM perfbot_fleet_blobs WHERE sha256 = $1`, h).Scan(&b.size); err != nil {
+	if err := pool.QueryRow(ctx, `SELECT size, chunk_size FROM perfbot_fleet_blobs WHERE sha256 = $1`, h).Scan(&b.size, &b.chunk); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, fmt.Errorf("blob %s is not in the fleet's database: %w", h, err)
 		}
 		return nil, fmt.Errorf("blob %s: %w", h, err)
+	}
+	if b.size == 0 && hex.EncodeToString(b.sum.Sum(nil)) != h {
+		return nil, fmt.Errorf("blob %s does not match its hash (it is empty)", h)
 	}
 	return b, nil
 }
@@ -88,25 +90,43 @@ func (b *blobReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// fill reads the chunk at the offset.
+// fill reads the chunk that holds the offset (of an old blob: the
+// blobChunk bytes from the offset).
 func (b *blobReader) fill() error {
-	n := min(int64(blobChunk), b.size-b.off)
-	var chunk []byte
-	if err := b.pool.QueryRow(b.ctx, `SELECT substring(data FROM $2 FOR $3) FROM perfbot_fleet_blobs WHERE sha256 = $1`,
-		b.sha, b.off+1, n).Scan(&chunk); err != nil {
-		return fmt.Errorf("blob %s at %d: %w", b.sha, b.off, err)
+	start, n := b.off, min(blobChunk, b.size-b.off)
+	query, args := `SELECT substring(data FROM $2 FOR $3) FROM perfbot_fleet_blobs WHERE sha256 = $1`, []any{b.sha, start + 1, n}
+	if b.chunk > 0 {
+		idx := b.off / b.chunk
+		start = idx * b.chunk
+		n = min(b.chunk, b.size-start)
+		query, args = `SELECT data FROM perfbot_fleet_blob_chunks WHERE sha256 = $1 AND idx = $2`, []any{b.sha, idx}
 	}
-	if int64(len(chunk)) != n {
-		return fmt.Errorf("blob %s at %d: read %d bytes, want %d", b.sha, b.off, len(chunk), n)
+	rows, err := b.pool.Query(b.ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("blob %s at %d: %w", b.sha, start, err)
 	}
-	if b.summed == b.off {
-		b.sum.Write(chunk)
+	b.buf = b.buf[:0]
+	found := rows.Next()
+	if found {
+		// Copied into the reader's buffer: no allocation per chunk.
+		b.buf = append(b.buf, rows.RawValues()[0]...)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("blob %s at %d: %w", b.sha, start, err)
+	}
+	if !found || int64(len(b.buf)) != n {
+		return fmt.Errorf("blob %s at %d: read %d bytes, want %d (a chunk is missing or damaged)", b.sha, start, len(b.buf), n)
+	}
+	b.bufOff = start
+	if b.summed == start {
+		b.sum.Write(b.buf)
 		b.summed += n
 		if b.summed == b.size && hex.EncodeToString(b.sum.Sum(nil)) != b.sha {
+			b.buf = b.buf[:0]
 			return fmt.Errorf("blob %s does not match its hash", b.sha)
 		}
 	}
-	b.buf, b.bufOff = chunk, b.off
 	return nil
 }
 

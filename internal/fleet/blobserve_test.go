@@ -36,6 +36,7 @@ func TestBlobStreamed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	around := bytes.Clone(data[blobChunk-10 : blobChunk+10])
 	data = nil
 	srv := httptest.NewServer((&Server{cfg: ServerConfig{Pool: pool}}).Handler())
 	defer srv.Close()
@@ -94,9 +95,8 @@ func TestBlobStreamed(t *testing.T) {
 	if len(part) != 20 {
 		t.Errorf("a 20-byte range: got %d bytes", len(part))
 	}
-	var whole []byte
-	if err := pool.QueryRow(ctx, `SELECT substring(data FROM $2 FOR 20) FROM perfbot_fleet_blobs WHERE sha256 = $1`, h, blobChunk-9).Scan(&whole); err != nil || !bytes.Equal(part, whole) {
-		t.Errorf("the range's bytes differ from the database's (%v)", err)
+	if !bytes.Equal(part, around) {
+		t.Errorf("the range's bytes differ from the blob's")
 	}
 	req, _ = http.NewRequest("GET", url, nil)
 	req.Header.Set("If-None-Match", `"`+h+`"`)
@@ -105,7 +105,7 @@ func TestBlobStreamed(t *testing.T) {
 	get(t, req, http.StatusNotFound)
 
 	// A blob whose bytes changed under its hash: the answer is cut short.
-	if _, err := pool.Exec(ctx, `UPDATE perfbot_fleet_blobs SET data = overlay(data PLACING '\x00'::bytea FROM 5) WHERE sha256 = $1`, h); err != nil {
+	if _, err := pool.Exec(ctx, `UPDATE perfbot_fleet_blob_chunks SET data = set_byte(data, 4, (get_byte(data, 4) + 1) % 256) WHERE sha256 = $1 AND idx = 40`, h); err != nil {
 		t.Fatal(err)
 	}
 	resp, err = http.Get(url)

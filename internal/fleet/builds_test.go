@@ -80,7 +80,7 @@ func TestFirstBuildWins(t *testing.T) {
 
 // migratedPool connects to a fresh PostgreSQL database with the fleet's
 // schema, closed when the test ends.
-func migratedPool(t *testing.T) *pgxpool.Pool {
+func migratedPool(t testing.TB) *pgxpool.Pool {
 	t.Helper()
 	ctx := context.Background()
 	pool, err := Connect(ctx, testutil.Postgres(t))

@@ -2,8 +2,6 @@ package fleet
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -112,6 +110,9 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	if _, err := conn.Exec(ctx, schema); err != nil {
 		return fmt.Errorf("creating the fleet's tables: %w", err)
 	}
+	if _, err := conn.Exec(ctx, blobSchema); err != nil {
+		return fmt.Errorf("creating the fleet's blob tables: %w", err)
+	}
 	return nil
 }
 
@@ -218,30 +219,6 @@ func Machines(ctx context.Context, pool *pgxpool.Pool, class string) ([]Machine,
 		ages = append(ages, time.Duration(age*float64(time.Second)))
 	}
 	return ms, ages, rows.Err()
-}
-
-// putBlob stores data under its SHA-256 and returns the hash.
-func putBlob(ctx context.Context, pool *pgxpool.Pool, data []byte) (string, error) {
-	sum := sha256.Sum256(data)
-	h := hex.EncodeToString(sum[:])
-	_, err := pool.Exec(ctx, `INSERT INTO perfbot_fleet_blobs (sha256, size, data) VALUES ($1, $2, $3)
-		ON CONFLICT (sha256) DO NOTHING`, h, len(data), data)
-	return h, err
-}
-
-// getBlob reads the blob h and checks it against its hash.
-func getBlob(ctx context.Context, pool *pgxpool.Pool, h string) ([]byte, error) {
-	var data []byte
-	if err := pool.QueryRow(ctx, `SELECT data FROM perfbot_fleet_blobs WHERE sha256 = $1`, h).Scan(&data); err != nil {
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil, fmt.Errorf("blob %s is not in the fleet's database", h)
-		}
-		return nil, err
-	}
-	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != h {
-		return nil, fmt.Errorf("blob %s does not match its hash", h)
-	}
-	return data, nil
 }
 
 // fleetBuild is a build made in the fleet, as its build machine recorded

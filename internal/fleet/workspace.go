@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
 
 	"github.com/perfbot/perfbot/internal/build"
 	"github.com/perfbot/perfbot/internal/gitrev"
@@ -123,25 +124,33 @@ func (w *workspace) git(ctx context.Context, what string, args ...string) error 
 }
 
 // publish uploads a build made here (artifacts and log) into the fleet's
-// database, addressed by content, and records it.
+// database, addressed by content, and records it. Each file is streamed
+// from disk (putBlobFile); the artifacts are only uploaded when the key
+// has no successful record yet (the first one wins for good: putBuild),
+// so building a key again costs no upload of its artifacts.
 func (w *workspace) publish(ctx context.Context, j *job.Job, a BuildArgs, machine string, res *build.Result, buildErr error) (*fleetBuild, error) {
 	rec := res.Record
 	fb := &fleetBuild{Key: rec.Key, Commit: rec.Commit, Variant: a.Variant.Name, Class: a.Class, Machine: machine,
 		Status: string(rec.Status), Error: rec.Error, Artifacts: map[string]string{}}
-	if log, err := os.ReadFile(rec.LogPath); err == nil {
-		if fb.LogSHA, err = putBlob(ctx, w.pool, log); err != nil {
-			return nil, err
+	if _, err := os.Stat(rec.LogPath); err == nil {
+		if fb.LogSHA, err = putBlobFile(ctx, w.pool, rec.LogPath); err != nil {
+			return nil, fmt.Errorf("the log of build %s: %w", rec.Key, err)
 		}
 	}
 	if buildErr == nil {
+		if had, err := getBuild(ctx, w.pool, rec.Key); err == nil && had.Status == string(store.BuildOK) {
+			return had, nil
+		}
 		for _, art := range j.Build.Artifacts {
-			data, err := os.ReadFile(filepath.Join(rec.ArtifactDir, art))
+			h, err := putBlobFile(ctx, w.pool, filepath.Join(rec.ArtifactDir, art))
+			if errors.Is(err, errTooLarge) {
+				// Building it again makes it no smaller.
+				return nil, river.JobCancel(fmt.Errorf("artifact %s of build %s: %w", art, rec.Key, err))
+			}
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("artifact %s of build %s: %w", art, rec.Key, err)
 			}
-			if fb.Artifacts[art], err = putBlob(ctx, w.pool, data); err != nil {
-				return nil, err
-			}
+			fb.Artifacts[art] = h
 		}
 	}
 	return putBuild(ctx, w.pool, fb)
@@ -185,12 +194,8 @@ func (w *workspace) artifacts(ctx context.Context, key string, arts map[string]s
 			return nil, err
 		}
 		for art, h := range arts {
-			data, err := getBlob(ctx, w.pool, h)
-			if err != nil {
+			if err := getBlobFile(ctx, w.pool, h, filepath.Join(dir, art)); err != nil {
 				return nil, fmt.Errorf("artifact %s of build %s: %w", art, key, err)
-			}
-			if err := writeFile(filepath.Join(dir, art), data); err != nil {
-				return nil, err
 			}
 		}
 		rec = &store.BuildRecord{Key: key, Commit: fb.Commit, Variant: fb.Variant, Status: store.BuildOK,
@@ -217,30 +222,6 @@ func matches(dir string, arts map[string]string) bool {
 		}
 	}
 	return true
-}
-
-// writeFile writes an executable artifact, synced, whole or not at all.
-func writeFile(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o755)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 // migrateAndOpen brings the fleet's database to this perfbot's schema and

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -144,11 +143,8 @@ func (rw *roundWorker) Work(ctx context.Context, job *river.Job[RoundArgs]) erro
 // record at them there (sha256:<hash>), so that any machine can read them.
 func (w *Worker) keepLogs(ctx context.Context, rec *store.RunRecord) error {
 	for _, p := range []*string{&rec.StdoutPath, &rec.StderrPath} {
-		data, err := os.ReadFile(*p)
-		if err != nil {
-			return err
-		}
-		h, err := putBlob(ctx, w.cfg.Pool, data)
+		// Streamed, a chunk at a time: a run's output can be large.
+		h, err := putBlobFile(ctx, w.cfg.Pool, *p)
 		if err != nil {
 			return err
 		}

@@ -37,14 +37,13 @@ type Fleet struct {
 
 	mu       sync.Mutex
 	incoming []*request // asked for since the last dispatch, in no order
-	classQ   []*qjob     // builds not yet fetched, in queue order
+	classQ   []*qjob    // builds not yet fetched, in queue order
 	workers  []*worker
 	builds   map[string]*buildState // by build key
 	pins     map[string]int         // pin -> worker
 	claims   map[store.RunKey]string
 	seq      int // fetch order
 	stats    Stats
-	err      error
 }
 
 // Stats is what a fleet did.
@@ -107,8 +106,8 @@ func (f *Fleet) Close() (Stats, error) {
 	<-f.done
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	err := f.err
-	if n := f.open(); n > 0 && err == nil {
+	var err error
+	if n := f.open(); n > 0 {
 		err = fmt.Errorf("sim: %d jobs still queued or running when the fleet stopped", n)
 	}
 	st := f.stats

@@ -32,12 +32,15 @@ func (s scenario) String() string {
 // outcome is what a scenario took, in virtual time.
 type outcome struct {
 	scenario
-	Culprit       string
-	Triage        string
-	Wall, Search  time.Duration // the whole; up to the triage's start
-	Triaging      time.Duration
-	Stats         Stats
-	Steps, Rounds int
+	Culprit string
+	Triage  string
+	// Wall is the whole; Ends up to the ends' first comparison, Search
+	// up to the triage's start, Triaging the rest.
+	Wall, Ends, Search, Triaging time.Duration
+	Stats                        Stats
+	// Steps are the commits the search tested, Looks the times it
+	// tested some (one commit each, or --parallel at once).
+	Steps, Looks int
 }
 
 // utilisation is the workers' busy time over the time they were there.
@@ -88,7 +91,10 @@ func simulate(t *testing.T, h *history, tr *Truth, sc scenario) outcome {
 			line := fmt.Sprintf(format, args...)
 			mu.Lock()
 			defer mu.Unlock()
-			if triageAt.IsZero() && strings.HasPrefix(line, "bisect: triage: ") {
+			switch {
+			case o.Ends == 0 && strings.HasPrefix(line, "bisect: good "):
+				o.Ends = time.Since(start)
+			case triageAt.IsZero() && strings.HasPrefix(line, "bisect: triage: "):
 				triageAt = time.Now()
 			}
 			log = append(log, fmt.Sprintf("%8s %s", time.Since(start).Round(time.Minute), line))
@@ -116,12 +122,24 @@ func simulate(t *testing.T, h *history, tr *Truth, sc scenario) outcome {
 			o.Search = triageAt.Sub(start)
 			o.Triaging = o.Wall - o.Search
 		}
-		o.Steps = len(res.Steps)
+		o.Steps, o.Looks = len(res.Steps), looks(res.Steps)
 		if testing.Verbose() {
 			t.Logf("%s:\n%s", sc, strings.Join(log, "\n"))
 		}
 	})
 	return o
+}
+
+// looks counts the search's looks: a k-ary look's steps share their
+// range and the commits left.
+func looks(steps []bisect.Step) int {
+	n := 0
+	for i, s := range steps {
+		if i == 0 || s.Range != steps[i-1].Range || s.Remaining != steps[i-1].Remaining || s.Retest {
+			n++
+		}
+	}
+	return n
 }
 
 func hours(d time.Duration) string { return fmt.Sprintf("%.1f h", d.Hours()) }
@@ -137,13 +155,15 @@ func hours(d time.Duration) string { return fmt.Sprintf("%.1f h", d.Hours()) }
 // longer.
 func TestFleetSimulation(t *testing.T) {
 	if testing.Short() {
-		t.Skip("simulates seven bisections of 1,000 commits (about a minute)")
+		t.Skip("simulates nine bisections of 1,000 commits (about a minute)")
 	}
 	h := newHistory(t, 1000)
 	tr := truth(h.commits, 617)
 	scenarios := []scenario{
 		{Workers: 1, Parallel: 1},
 		{Workers: 4, Parallel: 1},
+		{Workers: 4, Parallel: 1, Speculate: bisect.SpeculateBuild},
+		{Workers: 4, Parallel: 1, Speculate: bisect.SpeculateRuns},
 		{Workers: 4, Parallel: 4},
 		{Workers: 16, Parallel: 4},
 		{Workers: 16, Parallel: 16},
@@ -163,16 +183,36 @@ func TestFleetSimulation(t *testing.T) {
 	}
 	for i, a := range outs {
 		for _, b := range outs[i+1:] {
-			if a.Parallel == b.Parallel && b.Workers > a.Workers && b.Wall > a.Wall {
+			if a.Parallel == b.Parallel && a.Speculate == b.Speculate && b.Workers > a.Workers && b.Wall > a.Wall {
 				t.Errorf("%s took %s, longer than %s with fewer workers (%s)", b.scenario, b.Wall, a.scenario, a.Wall)
 			}
 		}
 	}
 	var tab strings.Builder
-	fmt.Fprintf(&tab, "| workers | --parallel | wall | search | triage | steps | builds | runs | utilisation |\n|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&tab, "| workers | --parallel | --speculate | wall | ends | search | triage | looks | commits tested | builds | runs | utilisation |\n")
+	fmt.Fprintf(&tab, "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, o := range outs {
-		fmt.Fprintf(&tab, "| %d | %d | %s | %s | %s | %d | %d | %d | %.0f %% |\n", o.Workers, o.Parallel, hours(o.Wall), hours(o.Search),
-			hours(o.Triaging), o.Steps, o.Stats.Builds, o.Stats.Runs, 100*o.utilisation())
+		spec := string(o.Speculate)
+		if spec == "" {
+			spec = "none"
+		}
+		fmt.Fprintf(&tab, "| %d | %d | %s | %s | %s | %s | %s | %d | %d | %d | %d | %.0f %% |\n", o.Workers, o.Parallel, spec, hours(o.Wall),
+			hours(o.Ends), hours(o.Search), hours(o.Triaging), o.Looks, o.Steps, o.Stats.Builds, o.Stats.Runs, 100*o.utilisation())
 	}
 	t.Logf("virtual time of a bisection of 1,000 commits and the triage of its culprit:\n%s", tab.String())
+}
+
+// TestSimulationRepeats: the simulation of a k-ary bisection, whose looks
+// run concurrently, gives the same figures every time.
+func TestSimulationRepeats(t *testing.T) {
+	h := newHistory(t, 100)
+	tr := truth(h.commits, 37)
+	sc := scenario{Workers: 4, Parallel: 3}
+	a, b := simulate(t, h, tr, sc), simulate(t, h, tr, sc)
+	if a.Culprit != tr.Commits[tr.Culprit] {
+		t.Errorf("culprit %.12s, want the planted %.12s", a.Culprit, tr.Commits[tr.Culprit])
+	}
+	if fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Errorf("two simulations of %s differ:\n%+v\n%+v", sc, a, b)
+	}
 }

@@ -38,9 +38,9 @@ type outcome struct {
 	// up to the triage's start, Triaging the rest.
 	Wall, Ends, Search, Triaging time.Duration
 	Stats                        Stats
-	// Steps are the commits the search tested, Looks the times it
+	// Steps are the commits the search tested, Waves the times it
 	// tested some (one commit each, or --parallel at once).
-	Steps, Looks int
+	Steps, Waves int
 }
 
 // utilisation is the workers' busy time over the time they were there.
@@ -122,7 +122,7 @@ func simulate(t *testing.T, h *history, tr *Truth, sc scenario) outcome {
 			o.Search = triageAt.Sub(start)
 			o.Triaging = o.Wall - o.Search
 		}
-		o.Steps, o.Looks = len(res.Steps), looks(res.Steps)
+		o.Steps, o.Waves = len(res.Steps), waves(res.Steps)
 		if testing.Verbose() {
 			t.Logf("%s:\n%s", sc, strings.Join(log, "\n"))
 		}
@@ -130,9 +130,9 @@ func simulate(t *testing.T, h *history, tr *Truth, sc scenario) outcome {
 	return o
 }
 
-// looks counts the search's looks: a k-ary look's steps share their
-// range and the commits left.
-func looks(steps []bisect.Step) int {
+// waves counts the search's waves: the steps of a k-ary wave share
+// their range and the commits left.
+func waves(steps []bisect.Step) int {
 	n := 0
 	for i, s := range steps {
 		if i == 0 || s.Range != steps[i-1].Range || s.Remaining != steps[i-1].Remaining || s.Retest {
@@ -189,7 +189,7 @@ func TestFleetSimulation(t *testing.T) {
 		}
 	}
 	var tab strings.Builder
-	fmt.Fprintf(&tab, "| workers | --parallel | --speculate | wall | ends | search | triage | looks | commits tested | builds | runs | utilisation |\n")
+	fmt.Fprintf(&tab, "| workers | --parallel | --speculate | wall | ends | search | triage | waves | commits tested | builds | runs | utilisation |\n")
 	fmt.Fprintf(&tab, "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, o := range outs {
 		spec := string(o.Speculate)
@@ -197,7 +197,7 @@ func TestFleetSimulation(t *testing.T) {
 			spec = "none"
 		}
 		fmt.Fprintf(&tab, "| %d | %d | %s | %s | %s | %s | %s | %d | %d | %d | %d | %.0f %% |\n", o.Workers, o.Parallel, spec, hours(o.Wall),
-			hours(o.Ends), hours(o.Search), hours(o.Triaging), o.Looks, o.Steps, o.Stats.Builds, o.Stats.Runs, 100*o.utilisation())
+			hours(o.Ends), hours(o.Search), hours(o.Triaging), o.Waves, o.Steps, o.Stats.Builds, o.Stats.Runs, 100*o.utilisation())
 	}
 	t.Logf("virtual time of a bisection of 1,000 commits and the triage of its culprit:\n%s", tab.String())
 }

@@ -168,3 +168,14 @@ func (f *Fleet) measured(r *roundState, machine string, started time.Time) {
 	}
 	close(r.done)
 }
+
+// built publishes a build's result.
+func (f *Fleet) built(b *buildState, machine string, started time.Time, d time.Duration) {
+	rec := &store.BuildRecord{Key: b.key, Commit: b.commit, Variant: b.variant, Status: store.BuildOK, Started: started, Duration: d}
+	if f.cfg.Truth.Broken(b.commit) {
+		rec.Status, rec.Error = store.BuildFailed, "the simulated history does not build here"
+		b.err = fmt.Errorf("%w: %.12s (on %s): %s", build.ErrFailed, b.commit, machine, rec.Error)
+	}
+	b.res = &build.Result{Record: rec}
+	close(b.done)
+}

@@ -300,18 +300,31 @@ func (m *StoreMeasurer) wait(holder string) {
 // commit's other layouts (bisect skips the commit anyway).
 type layoutBuilder struct {
 	m      *StoreMeasurer
+	mu     sync.Mutex       // a fleet builds a measurement's targets at once
 	failed map[string]error // by commit hash
 }
 
 func (b *layoutBuilder) Build(ctx context.Context, _ *job.Job, c gitrev.Commit, v job.Variant) (*build.Result, error) {
-	if err := b.failed[c.Hash]; err != nil {
+	b.mu.Lock()
+	err := b.failed[c.Hash]
+	b.mu.Unlock()
+	if err != nil {
 		return nil, err
 	}
 	res, err := b.m.build(ctx, target{c, v})
 	if errors.Is(err, build.ErrFailed) {
+		b.mu.Lock()
 		b.failed[c.Hash] = err
+		b.mu.Unlock()
 	}
 	return res, err
+}
+
+// Parallel builds a measurement's targets at once when the measurer's
+// builder does (a fleet's: measure.ParallelBuilder).
+func (b *layoutBuilder) Parallel() bool {
+	pb, ok := b.m.Builder.(measure.ParallelBuilder)
+	return ok && pb.Parallel()
 }
 
 // ErrNoMetric is returned when the job's runs do not produce the bisected

@@ -174,6 +174,10 @@ func (r *Remote) Build(ctx context.Context, j *job.Job, commit gitrev.Commit, v 
 // errGone stops waiting for a job whose worker is gone.
 var errGone = errors.New("the job's worker is gone")
 
+// Parallel says that a measurement's targets may be built at once: each
+// build is a job on its own machine of the class (measure.ParallelBuilder).
+func (r *Remote) Parallel() bool { return true }
+
 // buildJob queues build a and waits until its job is finalized. cached
 // says the job was queued before (River's unique jobs): not built now.
 //

@@ -179,18 +179,8 @@ func Measure(ctx context.Context, j *job.Job, targets []Target, opt Options) (*O
 	}
 
 	out := m.out
-	for i, t := range targets {
-		m.progress.Building(i, len(targets), t)
-		res, err := opt.Builder.Build(ctx, j, t.Commit, t.Variant)
-		m.progress.Built(i, len(targets), t, res, err)
-		if err != nil {
-			if !errors.Is(err, build.ErrFailed) {
-				return out, err
-			}
-			out.Targets[i].BuildErr = err
-			continue
-		}
-		out.Targets[i].Build = res
+	if err := m.buildAll(ctx, opt.Builder); err != nil {
+		return out, err
 	}
 
 	for pass := 0; pass <= MaxRetries; pass++ {

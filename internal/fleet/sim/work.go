@@ -51,6 +51,10 @@ func (f *Fleet) Builder() measure.Builder { return fleetBuilder{f} }
 
 type fleetBuilder struct{ f *Fleet }
 
+// Parallel: as the real fleet's builder (fleet.Remote), a measurement's
+// targets are built at once, each on a free worker.
+func (fleetBuilder) Parallel() bool { return true }
+
 // Build queues the build of commit under v, or waits for the one queued
 // before (then the result is Cached).
 func (b fleetBuilder) Build(ctx context.Context, j *job.Job, c gitrev.Commit, v job.Variant) (*build.Result, error) {

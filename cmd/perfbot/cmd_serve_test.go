@@ -58,11 +58,15 @@ func TestServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var jobs []struct {
-		Name      string
-		Histories []struct{ Tested int }
+	var list struct {
+		Version int
+		Jobs    []struct {
+			Name      string
+			Histories []struct{ Tested int }
+		}
 	}
-	err = json.NewDecoder(resp.Body).Decode(&jobs)
+	err = json.NewDecoder(resp.Body).Decode(&list)
+	jobs := list.Jobs
 	resp.Body.Close()
 	if err != nil || len(jobs) != 1 || jobs[0].Name != "synthetic" || len(jobs[0].Histories) != 1 || jobs[0].Histories[0].Tested != 12 {
 		t.Errorf("GET /api/jobs: %+v, %v", jobs, err)

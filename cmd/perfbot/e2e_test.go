@@ -102,6 +102,12 @@ func TestCompareRegression(t *testing.T) {
 
 	code, out, errOut := perfbot(t, "compare", "--alpha", "0.01", jobFile, base, same, slow)
 	t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
+	if code == exitOK {
+		// Not significant: fail unless the measured noise is beyond what
+		// 8 pairs resolve for a 2x change (the runs are in the store).
+		_, js, _ := perfbot(t, "compare", "--alpha", "0.01", "-f", "json", jobFile, base, slow)
+		testutil.SkipInconclusive(t, testutil.Design{Effect: 100, Runs: 8, Confidence: 0.99}, "a 2x slowdown at 8 runs", workSamples(t, js)...)
+	}
 	if code != exitRegression {
 		t.Fatalf("exit status %d, want %d (regression)", code, exitRegression)
 	}
@@ -251,4 +257,31 @@ func TestGC(t *testing.T) {
 	if code == exitError || strings.Contains(errOut, "done in") || strings.Contains(errOut, "perfbot: run ") {
 		t.Errorf("compare after gc built or ran something (exit %d):\n%s", code, errOut)
 	}
+}
+
+// workSamples are the work_ms runs of each column of compare -f json.
+func workSamples(t *testing.T, js string) []testutil.Sample {
+	t.Helper()
+	var doc struct {
+		Tables []struct {
+			Columns []struct{ ID string }
+			Metrics []struct {
+				Metric    string
+				Summaries []struct{ Samples []float64 }
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(js), &doc); err != nil || len(doc.Tables) != 1 {
+		t.Fatalf("compare -f json: %v\n%s", err, js)
+	}
+	var out []testutil.Sample
+	for _, m := range doc.Tables[0].Metrics {
+		if m.Metric != "work_ms" {
+			continue
+		}
+		for i, s := range m.Summaries {
+			out = append(out, testutil.Sample{Name: "work_ms of " + doc.Tables[0].Columns[i].ID[:12], Values: s.Samples})
+		}
+	}
+	return out
 }

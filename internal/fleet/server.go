@@ -83,6 +83,8 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &compareWorker{s: s})
 	river.AddWorker(workers, &bisectWorker{s: s})
+	river.AddWorker(workers, &watchWorker{s: s})
+	river.AddWorker(workers, &sensitivityWorker{s: s})
 	// The machines' kinds, registered (never worked here) so that the
 	// leader's rescuer knows their timeouts.
 	river.AddWorker(workers, &buildWorker{})
@@ -157,6 +159,9 @@ func Submit(ctx context.Context, c *river.Client[pgx.Tx], a river.JobArgs) (*riv
 
 // check says what is wrong with a submission's arguments.
 func check(a river.JobArgs) error {
+	if c, ok := a.(interface{ check() error }); ok { // the kinds that check themselves
+		return c.check()
+	}
 	switch a := a.(type) {
 	case CompareArgs:
 		if err := CheckName("class", a.Class); err != nil {

@@ -66,7 +66,9 @@ type sensitivityWorker struct {
 	s *Server
 }
 
-func (sw *sensitivityWorker) Timeout(*river.Job[SensitivityArgs]) time.Duration { return sw.s.cfg.Lease }
+func (sw *sensitivityWorker) Timeout(*river.Job[SensitivityArgs]) time.Duration {
+	return sw.s.cfg.Lease
+}
 
 func (sw *sensitivityWorker) Work(ctx context.Context, rj *river.Job[SensitivityArgs]) error {
 	s, a := sw.s, rj.Args

@@ -104,12 +104,7 @@ func (ww *watchWorker) Work(ctx context.Context, rj *river.Job[WatchArgs]) error
 	if out.Regressions, err = w.Regressions(ctx, rep); err != nil {
 		return again(ctx, err)
 	}
-	switch {
-	case len(out.Errors) > 0:
-		out.Status = 2
-	case len(out.Regressions) > 0:
-		out.Status = 1
-	}
+	out.Status = rep.ExitStatus(out.Regressions)
 	return river.RecordOutput(ctx, out)
 }
 

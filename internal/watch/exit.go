@@ -65,3 +65,16 @@ func regressionsIn(ctx context.Context, st *store.Store, culprits, out []string)
 	}
 	return out, nil
 }
+
+// ExitStatus is watch --once's exit status for the cycle, given its
+// Regressions: 2 when a job or branch failed (an error wins), 1 when the
+// cycle found a new real regression, else 0.
+func (r *CycleReport) ExitStatus(regressions []string) int {
+	switch {
+	case len(r.Errors) > 0:
+		return 2
+	case len(regressions) > 0:
+		return 1
+	}
+	return 0
+}

@@ -147,7 +147,7 @@ address that cannot be bound, a store or database that cannot be read).`,
 	fl.StringVar(&bind.KeyFile, "tls-key", "", "the private key of --tls-cert (PEM)")
 	fl.BoolVar(&bind.Insecure, "insecure", false, "allow an --addr that is not loopback without a read token or TLS")
 	fl.StringVar(&db, "db", "", "also be the fleet's server over this PostgreSQL database (postgres://...)")
-	fl.StringVar(&class, "class", "", "with --db: the machine class that measures the dashboard's actions")
+	fl.StringVar(&class, "class", "", "with --db: the machine class that measures the dashboard's actions (and, with --watch, the jobs whose watch file names no class:)")
 	fl.StringVar(&watchFile, "watch", "", "with --db: run this watch file's cycles on the fleet (one scheduler per watch file across servers)")
 	fl.StringVar(&dir, "dir", "", "with --db: the server's workspace, its clones of the jobs' repositories (default: the user's cache folder)")
 	return cmd

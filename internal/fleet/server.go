@@ -58,6 +58,7 @@ type Server struct {
 	client *Client
 	ws     *workspace
 	gc     gcLoop
+	rescue rescueLoop // of watch cycles whose server died (watchrescue.go)
 }
 
 // NewServer migrates the database and makes the server's River client
@@ -108,13 +109,18 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 // Start starts working: leading the queue and orchestrating.
 func (s *Server) Start(ctx context.Context) error {
 	s.gc.start(s.ws.local.Dir(), s.cfg.GC, s.cfg.GCEvery, s.cfg.Log)
-	return s.River.Start(ctx)
+	if err := s.River.Start(ctx); err != nil {
+		return err
+	}
+	s.rescue.start(s)
+	return nil
 }
 
 // Stop stops the server: orchestrations in progress are cancelled (they
 // resume from the store when the server starts again; nothing measured
 // is lost: the machines store their runs as they take them).
 func (s *Server) Stop(ctx context.Context) error {
+	s.rescue.stop()
 	err := s.River.StopAndCancel(ctx)
 	s.gc.stop()
 	return errors.Join(err, s.ws.Close())

@@ -78,6 +78,15 @@ func (ww *watchWorker) Timeout(*river.Job[WatchArgs]) time.Duration { return ww.
 
 func (ww *watchWorker) Work(ctx context.Context, rj *river.Job[WatchArgs]) error {
 	s, a := ww.s, rj.Args
+	release, ok, err := holdLive(ctx, s.cfg.Pool, rj.ID)
+	if err != nil {
+		return again(ctx, err)
+	}
+	if !ok {
+		// Another server works it (a rescue that raced its start).
+		return river.JobSnooze(WatchRescueEvery)
+	}
+	defer release()
 	cfg, err := watch.Load(a.File)
 	if err != nil {
 		return river.JobCancel(err)

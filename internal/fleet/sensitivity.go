@@ -8,6 +8,8 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/perfbot/perfbot/internal/build"
+	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/report"
 	"github.com/perfbot/perfbot/internal/sensitivity"
 )
@@ -86,6 +88,9 @@ func (sw *sensitivityWorker) Work(ctx context.Context, rj *river.Job[Sensitivity
 	defer done()
 	cfg.Job, cfg.Env = j, env
 	res, err := sensitivity.Run(ctx, cfg)
+	if errors.Is(err, build.ErrFailed) || errors.Is(err, gitrev.ErrUnknownRevision) {
+		return river.JobCancel(err) // not tried again: it would fail the same way
+	}
 	if err != nil {
 		return again(ctx, err)
 	}

@@ -69,6 +69,10 @@ type WatchOutput struct {
 	Status      int      `json:"status"`
 }
 
+// MaxWatchLog is how many lines of a cycle's log its output keeps (the
+// server logs them all).
+const MaxWatchLog = 2000
+
 type watchWorker struct {
 	river.WorkerDefaults[WatchArgs]
 	s *Server
@@ -97,7 +101,12 @@ func (ww *watchWorker) Work(ctx context.Context, rj *river.Job[WatchArgs]) error
 		line := fmt.Sprintf(format, args...)
 		s.cfg.Log("job %d: %s", rj.ID, line)
 		mu.Lock()
-		out.Log = append(out.Log, line)
+		switch {
+		case len(out.Log) < MaxWatchLog:
+			out.Log = append(out.Log, line)
+		case len(out.Log) == MaxWatchLog:
+			out.Log = append(out.Log, "(more lines in the server's log)")
+		}
 		mu.Unlock()
 	}
 	w := &watch.Watcher{Config: cfg, Logf: logf, Places: &watchPlaces{s: s, class: a.Class, logf: logf}}

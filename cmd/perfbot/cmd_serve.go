@@ -21,7 +21,7 @@ import (
 
 func newServeCmd(a *app) *cobra.Command {
 	var stores []string
-	var db, class, dir string
+	var db, class, dir, watchFile string
 	var bind httpsafe.Bind
 	cmd := &cobra.Command{
 		Use:   "serve [WATCHFILE] [--store DIR ...] [--addr 127.0.0.1:8080]",
@@ -49,7 +49,12 @@ With --db it is also a fleet's server (docs/fleet.md): River's leader, the
 orchestrator of comparisons and bisections, the fleet's API under /fleet/api/
 and River's UI under /riverui/. The dashboard then serves the fleet's
 results from that database too, and its compare and bisect actions go on
-the fleet's queue, measured by the workers of --class.
+the fleet's queue, measured by the workers of --class. With --watch
+WATCHFILE it also runs that watch file's cycles on the fleet (docs/watch.md):
+each job measured, bisected and triaged on the machines of its class (the
+watch file's class:, else --class), everything kept in the fleet's
+database; of the servers given the same watch file, one schedules its
+cycles at a time (the others take over when it stops).
 
 Exit status: 0 when stopped by SIGINT or SIGTERM, 2 on error (bad flags, an
 address that cannot be bound, a store or database that cannot be read).`,
@@ -67,6 +72,9 @@ address that cannot be bound, a store or database that cannot be read).`,
 			}
 			if cfg.Watch == nil && len(stores) == 0 && db == "" {
 				return errors.New("serve: give a watch file, --store DIR or --db URL")
+			}
+			if watchFile != "" && db == "" {
+				return errors.New("--watch: needs --db URL (a fleet's server runs the watch's cycles)")
 			}
 			tlsCfg, err := bind.TLS()
 			if err != nil {
@@ -86,7 +94,7 @@ address that cannot be bound, a store or database that cannot be read).`,
 			}
 			cfg.Hosts, cfg.Secure = bind.Hosts(l.Addr()), tlsCfg != nil
 			if db != "" {
-				stop, err := serveFleet(ctx, a, &cfg, db, class, dir)
+				stop, err := serveFleet(ctx, a, &cfg, db, class, dir, watchFile)
 				if err != nil {
 					return err
 				}
@@ -139,7 +147,8 @@ address that cannot be bound, a store or database that cannot be read).`,
 	fl.StringVar(&bind.KeyFile, "tls-key", "", "the private key of --tls-cert (PEM)")
 	fl.BoolVar(&bind.Insecure, "insecure", false, "allow an --addr that is not loopback without a read token or TLS")
 	fl.StringVar(&db, "db", "", "also be the fleet's server over this PostgreSQL database (postgres://...)")
-	fl.StringVar(&class, "class", "", "with --db: the machine class that measures the dashboard's actions")
+	fl.StringVar(&class, "class", "", "with --db: the machine class that measures the dashboard's actions (and, with --watch, the jobs whose watch file names no class:)")
+	fl.StringVar(&watchFile, "watch", "", "with --db: run this watch file's cycles on the fleet (one scheduler per watch file across servers)")
 	fl.StringVar(&dir, "dir", "", "with --db: the server's workspace, its clones of the jobs' repositories (default: the user's cache folder)")
 	return cmd
 }
@@ -147,7 +156,7 @@ address that cannot be bound, a store or database that cannot be read).`,
 // serveFleet starts the fleet's server over the database db and adds its
 // results store, queue, API and River's UI to the dashboard's cfg. stop
 // stops the server and closes what it opened.
-func serveFleet(ctx context.Context, a *app, cfg *dashboard.Config, db, class, dir string) (stop func(), err error) {
+func serveFleet(ctx context.Context, a *app, cfg *dashboard.Config, db, class, dir, watchFile string) (stop func(), err error) {
 	if dir, err = fleet.LocalDir(dir, "server"); err != nil {
 		return nil, fmt.Errorf("--dir: %w", err)
 	}
@@ -187,6 +196,15 @@ func serveFleet(ctx context.Context, a *app, cfg *dashboard.Config, db, class, d
 		defer cancel()
 		_ = srv.Stop(sctx)
 	})
+	if watchFile != "" {
+		if _, err := watch.Load(watchFile); err != nil {
+			return nil, err
+		}
+		wctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { _ = srv.Schedule(wctx, watchFile, class, 0); close(done) }()
+		closers = append(closers, func() { cancel(); <-done })
+	}
 	ui, err := srv.RiverUI(ctx)
 	if err != nil {
 		return nil, err

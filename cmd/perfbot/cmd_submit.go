@@ -41,6 +41,8 @@ every machine of the fleet must reach at the same path (or URL).
 
   perfbot submit compare --db URL --class C JOB REV1 REV2 [REV...]
   perfbot submit bisect  --db URL --class C JOB --good REV --bad REV --metric M [--parallel K]
+  perfbot submit watch   --db URL [--class C] WATCHFILE --once
+  perfbot submit sensitivity --db URL --class C JOB REV
 
 Without --no-wait it waits and prints the report as perfbot compare and
 perfbot bisect do; the exit status is theirs.
@@ -167,6 +169,8 @@ Exit status: 0 a culprit was found and confirmed (or queued, with
 	bf.BoolVar(&f.improvement, "improvement", false, "search for the commit that made the metric better")
 	formatFlag(bf, &f.bisectFormat, report.BisectFormats)
 	cmd.AddCommand(cmp, bis)
+	cmd.AddCommand(newSubmitWatchCmd(a, &f))
+	cmd.AddCommand(newSubmitSensitivityCmd(a, &f))
 	return cmd
 }
 

@@ -18,6 +18,11 @@
 //     comparison or a bisection, worked by the server (queue "control"),
 //     through measure.Measure and bisect.Run with this package's
 //     [Builder] and [Executor].
+//   - perfbot.watch: one cycle of a watch file (package watch), each job
+//     on the machines of its class, its state in the fleet's results
+//     store (watch.go); [Server.Schedule] queues a file's cycles, one
+//     scheduler per file across servers (an advisory lock: schedule.go).
+//   - perfbot.sensitivity: sensitivity.Run over the fleet's [Server.Env].
 //
 // Faults: the rounds and the build of a worker that is gone (its
 // machine's heartbeat is DeadAfter old, or its worker was started again)
@@ -27,5 +32,7 @@
 // stored by upsert, so none is stored twice. A worker that loses the
 // database stops measuring (the run in flight is killed with everything
 // it started) and retries. Everything lives in the database, so a server
-// restart loses nothing.
+// restart loses nothing. A watch cycle whose server died (its liveness
+// lock is free) is queued again within seconds, not after its lease
+// (watchrescue.go); the other orchestrations wait for the lease.
 package fleet

@@ -58,6 +58,7 @@ type Server struct {
 	client *Client
 	ws     *workspace
 	gc     gcLoop
+	rescue rescueLoop // of watch cycles whose server died (watchrescue.go)
 }
 
 // NewServer migrates the database and makes the server's River client
@@ -83,6 +84,8 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &compareWorker{s: s})
 	river.AddWorker(workers, &bisectWorker{s: s})
+	river.AddWorker(workers, &watchWorker{s: s})
+	river.AddWorker(workers, &sensitivityWorker{s: s})
 	// The machines' kinds, registered (never worked here) so that the
 	// leader's rescuer knows their timeouts.
 	river.AddWorker(workers, &buildWorker{})
@@ -106,13 +109,18 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 // Start starts working: leading the queue and orchestrating.
 func (s *Server) Start(ctx context.Context) error {
 	s.gc.start(s.ws.local.Dir(), s.cfg.GC, s.cfg.GCEvery, s.cfg.Log)
-	return s.River.Start(ctx)
+	if err := s.River.Start(ctx); err != nil {
+		return err
+	}
+	s.rescue.start(s)
+	return nil
 }
 
 // Stop stops the server: orchestrations in progress are cancelled (they
 // resume from the store when the server starts again; nothing measured
 // is lost: the machines store their runs as they take them).
 func (s *Server) Stop(ctx context.Context) error {
+	s.rescue.stop()
 	err := s.River.StopAndCancel(ctx)
 	s.gc.stop()
 	return errors.Join(err, s.ws.Close())
@@ -157,6 +165,9 @@ func Submit(ctx context.Context, c *river.Client[pgx.Tx], a river.JobArgs) (*riv
 
 // check says what is wrong with a submission's arguments.
 func check(a river.JobArgs) error {
+	if c, ok := a.(interface{ check() error }); ok { // the kinds that check themselves
+		return c.check()
+	}
 	switch a := a.(type) {
 	case CompareArgs:
 		if err := CheckName("class", a.Class); err != nil {

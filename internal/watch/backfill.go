@@ -9,7 +9,6 @@ import (
 
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
-	"github.com/perfbot/perfbot/internal/measure"
 	"github.com/perfbot/perfbot/internal/store"
 )
 
@@ -36,7 +35,7 @@ type backfillRange struct {
 // backfill returns the branch's active backfill, starting one when the
 // watch file asks for a start commit the history does not reach yet; nil
 // when there is none.
-func (w *Watcher) backfill(ctx context.Context, s *measure.Session, j *job.Job, h hist, branch string, list []gitrev.Commit, k known) (*backfillRange, error) {
+func (w *Watcher) backfill(ctx context.Context, s *Place, j *job.Job, h hist, branch string, list []gitrev.Commit, k known) (*backfillRange, error) {
 	at := func(hash string) int {
 		return slices.IndexFunc(list, func(c gitrev.Commit) bool { return c.Hash == hash })
 	}

@@ -80,7 +80,7 @@ func retryBuilds(ctx context.Context, st *store.Store, j *job.Job, h hist, sel s
 // is retried in a later cycle, a second one is final and reported (the
 // job's broken_builds policy) into the report folder, with the build's
 // error and log.
-func (w *Watcher) brokenBuild(ctx context.Context, s *measure.Session, jc JobConfig, j *job.Job, h hist, branch string,
+func (w *Watcher) brokenBuild(ctx context.Context, s *Place, jc JobConfig, j *job.Job, h hist, branch string,
 	t measure.TargetOutcome, bb map[string]store.BrokenBuild, rep *CycleReport) error {
 	c := t.Target.Commit
 	now := time.Now()
@@ -91,7 +91,9 @@ func (w *Watcher) brokenBuild(ctx context.Context, s *measure.Session, jc JobCon
 	rec.Branch, rec.Last, rec.Error = branch, now, t.BuildErr.Error()
 	rec.Failures++
 	rec.Final = rec.Failures >= 2
-	rec.LogPath = filepath.Join(s.Builder.Dir, "builds", build.Key(j, c.Hash, h.variant), "build.log")
+	if s.BuildDir != "" {
+		rec.LogPath = filepath.Join(s.BuildDir, "builds", build.Key(j, c.Hash, h.variant), "build.log")
+	}
 	if err := s.Store.PutBrokenBuild(ctx, &rec); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,6 +42,10 @@ type Config struct {
 	// NoticeAfter is how many failed cycles of a job in a row send a
 	// notice through Report (notice.go).
 	NoticeAfter int
+	// Class is the fleet's machine class that measures the jobs that name
+	// none ("": perfbot serve --watch's --class). A watch on this machine
+	// ignores it.
+	Class string
 }
 
 // JobConfig is one watched job file and its policy.
@@ -71,6 +76,9 @@ type JobConfig struct {
 	// BrokenBuilds reports a commit whose build failed twice (once more
 	// in a later cycle) into the report folder, with its error and log.
 	BrokenBuilds bool
+	// Class is the fleet's machine class that measures this job file's
+	// jobs: its class:, else the watch file's ("" when neither says).
+	Class string
 }
 
 // TestPolicy says which new commits a cycle measures.
@@ -142,6 +150,7 @@ func Parse(path string, data []byte) (*Config, error) {
 		"test":     func(n *yaml.Node, f string) { c.Test = p.test(n, f) },
 		"interval": func(n *yaml.Node, f string) { c.Interval = p.duration(n, f) },
 		"start":    func(n *yaml.Node, f string) { c.Start = p.revision(n, f) },
+		"class":    func(n *yaml.Node, f string) { c.Class = p.class(n, f) },
 		"max_commits": func(n *yaml.Node, f string) {
 			if c.MaxCommits = p.int(n, f); c.MaxCommits < 1 {
 				p.errorf(n, f, "want at least 1")
@@ -166,6 +175,11 @@ func Parse(path string, data []byte) (*Config, error) {
 	}
 	if len(c.Branches) == 0 {
 		c.Branches = []string{"HEAD"}
+	}
+	for i := range c.Jobs {
+		if c.Jobs[i].Class == "" {
+			c.Jobs[i].Class = c.Class
+		}
 	}
 	if reportDir == "" {
 		reportDir = "reports"
@@ -286,6 +300,18 @@ func (p *parser) duration(n *yaml.Node, field string) time.Duration {
 	return d
 }
 
+// classRE is what a machine class may be (a fleet's queue name).
+var classRE = regexp.MustCompile(`^[a-z0-9]+(?:[_-][a-z0-9]+)*$`)
+
+// class reads a fleet's machine class.
+func (p *parser) class(n *yaml.Node, field string) string {
+	s := p.str(n, field)
+	if !classRE.MatchString(s) {
+		p.errorf(n, field, "want a machine class: lower-case letters and digits, words joined by single - or _, not %q", s)
+	}
+	return s
+}
+
 // revision reads a git revision; one that git would take for an option is
 // refused.
 func (p *parser) revision(n *yaml.Node, field string) string {
@@ -334,6 +360,7 @@ func (p *parser) jobs(n *yaml.Node, field string) []JobConfig {
 				"preset":        func(n *yaml.Node, f string) { jc.Preset = p.str(n, f) },
 				"anchor":        func(n *yaml.Node, f string) { jc.Anchor = p.bool(n, f) },
 				"broken_builds": func(n *yaml.Node, f string) { jc.BrokenBuilds = p.bool(n, f) },
+				"class":         func(n *yaml.Node, f string) { jc.Class = p.class(n, f) },
 			})
 			for _, h := range jc.Histories {
 				if h != "plain" && h != "forced" {

@@ -13,7 +13,10 @@ import (
 // the quietest CPU). It is chosen when the cycle first needs it for that
 // mode, and again in every cycle: a watch runs for months, and the CPU
 // that was quiet when it started is not the quiet one a week later.
-func (w *Watcher) cpu(ctx context.Context, j *job.Job, jc JobConfig) (int, error) {
+func (w *Watcher) cpu(ctx context.Context, s *Place, j *job.Job, jc JobConfig) (int, error) {
+	if s.Remote() {
+		return -1, nil // a fleet's machines are pinned by their workers
+	}
 	mode := measure.CPUMode(w.CPUMode, j)
 	if cpu, ok := w.cpus[mode]; ok {
 		return cpu, nil

@@ -22,7 +22,7 @@ import (
 
 // detect rebuilds the histories of the job's own metrics on a branch and
 // handles every change point not handled before.
-func (w *Watcher) detect(ctx context.Context, s *measure.Session, jc JobConfig, j *job.Job, h hist, branch string, list []gitrev.Commit, rep *CycleReport) error {
+func (w *Watcher) detect(ctx context.Context, s *Place, jc JobConfig, j *job.Job, h hist, branch string, list []gitrev.Commit, rep *CycleReport) error {
 	infos, err := s.Store.Metrics(ctx, j.Key())
 	if err != nil {
 		return err
@@ -91,7 +91,7 @@ func (w *Watcher) detect(ctx context.Context, s *measure.Session, jc JobConfig, 
 // later one when they are neighbours, else by bisection, which names every
 // culprit of the range and descends into merged branches), triages each,
 // and returns their findings; none when the bisection confirms no culprit.
-func (w *Watcher) explain(ctx context.Context, s *measure.Session, jc JobConfig, j *job.Job, h hist, branch, metricName string, better metric.Better,
+func (w *Watcher) explain(ctx context.Context, s *Place, jc JobConfig, j *job.Job, h hist, branch, metricName string, better metric.Better,
 	improvement bool, a, b gitrev.Commit, key string) ([]*finding.Finding, error) {
 	path, err := s.Repo.FirstParentPath(ctx, a.Hash, b.Hash)
 	if err != nil {
@@ -174,19 +174,21 @@ func (w *Watcher) explain(ctx context.Context, s *measure.Session, jc JobConfig,
 	return out, nil
 }
 
-// env is the session's machine with the runs pinned where this cycle
+// env is the place's machine (or fleet) with the runs pinned where this cycle
 // pins the job's (w.cpu), for bisect and triage.
-func (w *Watcher) env(ctx context.Context, s *measure.Session, j *job.Job, jc JobConfig) (measure.Env, error) {
-	cpu, err := w.cpu(ctx, j, jc)
+func (w *Watcher) env(ctx context.Context, s *Place, j *job.Job, jc JobConfig) (measure.Env, error) {
+	cpu, err := w.cpu(ctx, s, j, jc)
 	if err != nil {
 		return measure.Env{}, err
 	}
-	logf := func(format string, args ...any) { w.logf("watch: "+format, args...) }
-	return s.Env("", w.Progress, logf, w.Wait).Pinned(cpu), nil
+	env := s.Env
+	env.Progress, env.Wait = w.Progress, w.Wait
+	env.Logf = func(format string, args ...any) { w.logf("watch: "+format, args...) }
+	return env.Pinned(cpu), nil
 }
 
 // triage triages culprit against parent and builds the finding.
-func (w *Watcher) triage(ctx context.Context, s *measure.Session, jc JobConfig, j *job.Job, branch, metricName string,
+func (w *Watcher) triage(ctx context.Context, s *Place, jc JobConfig, j *job.Job, branch, metricName string,
 	parent, culprit gitrev.Commit, how string) (*finding.Finding, error) {
 	w.logf("watch: triage: %s against its parent %s, %s", culprit.Short(), parent.Short(), metricName)
 	env, err := w.env(ctx, s, j, jc)

@@ -26,7 +26,7 @@ func (h hist) suffix() string {
 }
 
 // histories are the histories a job config asks for, plain first.
-func histories(jc JobConfig, s *measure.Session) ([]hist, error) {
+func histories(jc JobConfig, s *Place) ([]hist, error) {
 	out := []hist{{name: "plain"}}
 	for _, name := range jc.Histories {
 		switch name {

@@ -66,12 +66,12 @@ func (w *Watcher) recordLoad(ctx context.Context, jc JobConfig, cycle int64, sta
 // With onlyAfterFailure, a cycle that went through is recorded only when
 // it ends a failure streak.
 func (w *Watcher) recordCycle(ctx context.Context, jc JobConfig, c store.CycleRecord, onlyAfterFailure bool) {
-	st, err := store.Open(filepath.Join(filepath.Dir(jc.File), ".perfbot"))
+	st, done, err := w.places().Store(ctx, jc)
 	if err != nil {
 		w.logf("watch: recording the cycle of %s: %v", c.Name, err)
 		return
 	}
-	defer st.Close()
+	defer done()
 	before, err := st.FailStreak(ctx, c.Job)
 	if err != nil {
 		w.logf("watch: recording the cycle of %s: %v", c.Name, err)

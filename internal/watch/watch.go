@@ -49,6 +49,10 @@ type Watcher struct {
 	Logf     func(format string, args ...any)
 	// Wait is told when another perfbot holds the machine.
 	Wait func(holder string)
+	// Places says where each job is measured and kept: nil is this
+	// machine (Local); a fleet's server gives the machines of each job's
+	// class and the fleet's store (package fleet).
+	Places Places
 	// Now is the clock (tests set it).
 	Now func() time.Time
 
@@ -134,11 +138,11 @@ func (w *Watcher) Cycle(ctx context.Context) (*CycleReport, error) {
 
 // job runs a cycle of one atomic job over every branch.
 func (w *Watcher) job(ctx context.Context, jc JobConfig, j *job.Job, cycle int64, rep *CycleReport) error {
-	s, err := measure.Open(ctx, j, "", w.Wait)
+	s, err := w.places().Open(ctx, jc, j, w.Wait)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer s.close()
 	hists, err := histories(jc, s)
 	if err != nil {
 		return err
@@ -198,7 +202,7 @@ func (w *Watcher) job(ctx context.Context, jc JobConfig, j *job.Job, cycle int64
 // measureBranch tests the branch's new commits beside their reference
 // (and the history's anchor, when the job keeps one), then the next
 // commits of a backfill (start: or --since), in rounds of their own.
-func (w *Watcher) measureBranch(ctx context.Context, s *measure.Session, jc JobConfig, j *job.Job, h hist, branch string, list []gitrev.Commit, cycle int64, rep *CycleReport) error {
+func (w *Watcher) measureBranch(ctx context.Context, s *Place, jc JobConfig, j *job.Job, h hist, branch string, list []gitrev.Commit, cycle int64, rep *CycleReport) error {
 	k, bb, err := loadKnown(ctx, s.Store, j.Key(), h.id)
 	if err != nil {
 		return err
@@ -251,7 +255,7 @@ func (w *Watcher) measureBranch(ctx context.Context, s *measure.Session, jc JobC
 
 // measureRetries builds once more, and measures, each commit whose first
 // build failed behind the reference, in rounds of its own.
-func (w *Watcher) measureRetries(ctx context.Context, s *measure.Session, jc JobConfig, j *job.Job, h hist, branch string, sels []selection,
+func (w *Watcher) measureRetries(ctx context.Context, s *Place, jc JobConfig, j *job.Job, h hist, branch string, sels []selection,
 	bb map[string]store.BrokenBuild, cycle int64, rep *CycleReport) error {
 	for _, sel := range sels {
 		if err := w.measureSel(ctx, s, jc, j, h, branch, sel, bb, cycle, rep); err != nil {
@@ -263,7 +267,7 @@ func (w *Watcher) measureRetries(ctx context.Context, s *measure.Session, jc Job
 
 // measureSel measures a selection in whole interleaved rounds and records
 // each new commit as tested (or its build as broken).
-func (w *Watcher) measureSel(ctx context.Context, s *measure.Session, jc JobConfig, j *job.Job, h hist, branch string, sel selection,
+func (w *Watcher) measureSel(ctx context.Context, s *Place, jc JobConfig, j *job.Job, h hist, branch string, sel selection,
 	bb map[string]store.BrokenBuild, cycle int64, rep *CycleReport) error {
 	if len(sel.New) == 0 {
 		return nil
@@ -305,13 +309,14 @@ func (w *Watcher) measureSel(ctx context.Context, s *measure.Session, jc JobConf
 			targets = append(targets, measure.Target{Commit: gitrev.Commit{Hash: anchor, Subject: "(anchor)"}, Variant: h.variant})
 		}
 	}
-	cpu, err := w.cpu(ctx, j, jc)
+	cpu, err := w.cpu(ctx, s, j, jc)
 	if err != nil {
 		return err
 	}
 	w.logf("watch: %s on %s%s: testing %d new commits against %s%s", j.Name, branch, h.suffix(), len(sel.New), orNone(sel.Ref.Short()), anchorNote(anchor))
-	out, err := measure.Measure(ctx, j, targets, measure.Options{Store: s.Store, Builder: s.Builder, CPU: cpu,
-		WholeRounds: true, Retry: true, Progress: w.Progress, Wait: w.Wait})
+	opt := s.Options(cpu)
+	opt.WholeRounds, opt.Retry, opt.Progress, opt.Wait = true, true, w.Progress, w.Wait
+	out, err := measure.Measure(ctx, j, targets, opt)
 	if err != nil {
 		return err
 	}
@@ -387,7 +392,7 @@ func orNone(s string) string {
 // withdraw marks the findings whose culprit is no longer on any watched
 // branch (a force-push or a rebase dropped it): the change they report is
 // not in the code being watched any more. Their runs and state stay.
-func (w *Watcher) withdraw(ctx context.Context, s *measure.Session, heads []string) {
+func (w *Watcher) withdraw(ctx context.Context, s *Place, heads []string) {
 	fs, err := s.Store.Findings(ctx)
 	if err != nil {
 		w.logf("watch: %v", err)

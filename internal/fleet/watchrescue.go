@@ -1,0 +1,129 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// A watch cycle's server holds the cycle's liveness lock, a session
+// advisory lock ("pfbl", the job's id) on a connection of its own, while
+// it works the cycle: PostgreSQL frees it the moment that server dies (its
+// connection closes), so a cycle whose lock is free while River says it
+// runs has lost its server. Every server looks for such cycles every
+// WatchRescueEvery and makes them available again at once, to resume from
+// the store on a live server: River's rescuer would wait for the cycle's
+// lease (an hour: a cycle may measure for long). Builds and rounds are
+// rescued their own way (their machines' heartbeats: machines.go).
+const watchLiveClass = 0x7066626c
+
+// WatchRescueEvery is how often a server looks for cycles whose server
+// died; WatchRescueGrace is how long a cycle may run before its server
+// takes its liveness lock (the cycle is not judged before).
+const (
+	WatchRescueEvery = 5 * time.Second
+	WatchRescueGrace = 10 * time.Second
+)
+
+// liveKey is the second key of job id's liveness lock.
+func liveKey(id int64) int32 { return int32(id % (1 << 31)) }
+
+// holdLive takes job id's liveness lock on a connection of its own and
+// returns its release; false when another server holds it (the cycle is
+// being worked there).
+func holdLive(ctx context.Context, pool *pgxpool.Pool, id int64) (release func(), ok bool, err error) {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, $2)`, watchLiveClass, liveKey(id)).Scan(&ok); err != nil || !ok {
+		conn.Release()
+		return nil, false, err
+	}
+	return func() {
+		_, _ = conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1, $2)`, watchLiveClass, liveKey(id))
+		conn.Release()
+	}, true, nil
+}
+
+// rescueWatches makes available again the running watch cycles whose
+// server is gone (their liveness lock is free), and says which.
+func rescueWatches(ctx context.Context, pool *pgxpool.Pool, c *river.Client[pgx.Tx]) ([]int64, error) {
+	res, err := c.JobList(ctx, river.NewJobListParams().Kinds(WatchArgs{}.Kind()).States(rivertype.JobStateRunning).First(100))
+	if err != nil {
+		return nil, err
+	}
+	var out []int64
+	for _, row := range res.Jobs {
+		if row.AttemptedAt == nil || time.Since(*row.AttemptedAt) < WatchRescueGrace {
+			continue
+		}
+		release, free, err := holdLive(ctx, pool, row.ID)
+		if err != nil {
+			return out, err
+		}
+		if !free {
+			continue
+		}
+		// Under the lock, so that no server starts it meanwhile; River's
+		// rescuer moves a stuck job the same way (running to retryable),
+		// and its scheduler makes it available.
+		tag, err := pool.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = now(),
+			errors = array_append(errors, $2::jsonb) WHERE id = $1 AND state = 'running'`, row.ID,
+			fmt.Sprintf(`{"at": %q, "attempt": %d, "error": "its server is gone (its liveness lock was free): queued again"}`,
+				time.Now().UTC().Format(time.RFC3339Nano), row.Attempt))
+		release()
+		if err != nil {
+			return out, err
+		}
+		if tag.RowsAffected() == 1 {
+			out = append(out, row.ID)
+		}
+	}
+	return out, nil
+}
+
+// rescueLoop runs rescueWatches every WatchRescueEvery until stopped.
+type rescueLoop struct {
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+func (l *rescueLoop) start(s *Server) {
+	ctx, cancel := context.WithCancel(context.Background())
+	l.cancel = cancel
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		t := time.NewTicker(WatchRescueEvery)
+		defer t.Stop()
+		for {
+			ids, err := rescueWatches(ctx, s.cfg.Pool, s.River)
+			if err != nil && !errors.Is(err, context.Canceled) {
+				s.cfg.Log("watch cycles: looking for those whose server is gone: %v", err)
+			}
+			for _, id := range ids {
+				s.cfg.Log("watch cycle job %d: its server is gone; queued again, to resume from what is stored", id)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+func (l *rescueLoop) stop() {
+	if l.cancel != nil {
+		l.cancel()
+		l.wg.Wait()
+	}
+}

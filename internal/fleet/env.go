@@ -40,3 +40,7 @@ func (b localCopy) Build(ctx context.Context, j *job.Job, c gitrev.Commit, v job
 	res.Record.ArtifactDir = rec.ArtifactDir
 	return res, nil
 }
+
+// Parallel: a measurement's targets are built at once, as by the remote
+// builder itself (measure.ParallelBuilder).
+func (b localCopy) Parallel() bool { return b.r.Parallel() }

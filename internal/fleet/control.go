@@ -10,6 +10,7 @@ import (
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/measure"
+	"github.com/perfbot/perfbot/internal/triage"
 )
 
 // CompareArgs is a perfbot.compare job: measure commits of a job in
@@ -55,6 +56,15 @@ type BisectArgs struct {
 	Parallel    int     `json:"parallel,omitempty"`
 	// MaxCulprits is bisect's --max-culprits (0: its default).
 	MaxCulprits int `json:"max_culprits,omitempty"`
+	// Mode is bisect's --layout-robust ("" plain, forced, sweep), Preset
+	// its --preset and Layouts its --layouts (zero: bisect's defaults).
+	Mode    string `json:"mode,omitempty"`
+	Preset  string `json:"preset,omitempty"`
+	Layouts int    `json:"layouts,omitempty"`
+	// NoTriage leaves the culprits of a plain bisection untriaged;
+	// otherwise each is triaged on one machine of the class, as perfbot
+	// submit triage does.
+	NoTriage bool `json:"no_triage,omitempty"`
 }
 
 // Kind is River's name for bisections.
@@ -128,9 +138,13 @@ func (bw *bisectWorker) Work(ctx context.Context, rj *river.Job[BisectArgs]) err
 	if err != nil {
 		return err
 	}
+	logf := s.jobLog(rj.ID)
 	cfg := bisect.Config{Job: j, Good: a.Good, Bad: a.Bad, Metric: a.Metric, Improvement: a.Improvement, MaxCulprits: a.MaxCulprits,
-		// The fleet does not triage its culprits yet.
-		NoTriage: true}
+		Mode: bisect.Mode(a.Mode), Preset: a.Preset, Layouts: a.Layouts, NoTriage: a.NoTriage,
+		// Each culprit's triage runs on one machine of the class.
+		Triage: func(ctx context.Context, tc triage.Config) (*triage.Result, error) {
+			return s.triageOn(ctx, a.Job, a.Class, b, tc, logf)
+		}}
 	if err := cfg.Check(); err != nil {
 		return river.JobCancel(err)
 	}
@@ -145,8 +159,7 @@ func (bw *bisectWorker) Work(ctx context.Context, rj *river.Job[BisectArgs]) err
 	remote := s.client.For(a.Job, a.Class)
 	defer remote.Close()
 	cfg.Parallel = k
-	cfg.Env = measure.Env{Store: s.cfg.Results, Repo: b.Repo, Builder: remote, Executor: remote,
-		Logf: func(format string, args ...any) { s.cfg.Log("job %d: "+format, append([]any{rj.ID}, args...)...) }}
+	cfg.Env = measure.Env{Store: s.cfg.Results, Repo: b.Repo, Builder: remote, Executor: remote, Logf: logf}
 	res, err := bisect.Run(ctx, cfg)
 	if err != nil && res == nil {
 		return again(ctx, err)

@@ -1,12 +1,16 @@
 package fleet
 
 import (
+	"bytes"
 	"context"
+	"encoding/gob"
+	"fmt"
 	"time"
 
 	"github.com/riverqueue/river"
 
 	"github.com/perfbot/perfbot/internal/bisect"
+	"github.com/perfbot/perfbot/internal/compare"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/measure"
@@ -171,6 +175,13 @@ func (bw *bisectWorker) Work(ctx context.Context, rj *river.Job[BisectArgs]) err
 	if err != nil {
 		out.Error = err.Error()
 	}
+	if res != nil && res.Table != nil {
+		var b bytes.Buffer
+		if err := gob.NewEncoder(&b).Encode(res.Table); err != nil {
+			return fmt.Errorf("recording the bisection's check table: %w", err)
+		}
+		out.CheckTable = b.Bytes()
+	}
 	return river.RecordOutput(ctx, out)
 }
 
@@ -180,4 +191,21 @@ func (bw *bisectWorker) Work(ctx context.Context, rj *river.Job[BisectArgs]) err
 type BisectOutput struct {
 	Result *bisect.Result `json:"result"`
 	Error  string         `json:"error,omitempty"`
+	// CheckTable is the result's table of the check (Result.Table), in
+	// encoding/gob: see Decode.
+	CheckTable []byte `json:"check_table,omitempty"`
+}
+
+// Decode returns the result with its check table.
+func (o BisectOutput) Decode() (*bisect.Result, error) {
+	if o.Result == nil || len(o.CheckTable) == 0 {
+		return o.Result, nil
+	}
+	var t compare.Table
+	if err := gob.NewDecoder(bytes.NewReader(o.CheckTable)).Decode(&t); err != nil {
+		return nil, fmt.Errorf("the bisection's recorded check table: %w", err)
+	}
+	res := *o.Result
+	res.Table = &t
+	return &res, nil
 }

@@ -3,7 +3,9 @@ package fleet
 // Triage on a fleet: triage.Run over the fleet's builder and one machine.
 
 import (
+	"bytes"
 	"context"
+	"encoding/gob"
 	"errors"
 	"fmt"
 	"os"
@@ -64,11 +66,46 @@ func (a TriageArgs) check() error {
 	return a.Config(j).Check()
 }
 
-// TriageOutput is what a triage records: its result, or the error that
-// ended it (a build that fails, a metric no run printed).
+// TriageOutput is what a triage records: its verdict, the machine, and
+// the whole result (Report: encoding/gob, which keeps every experiment's
+// table and the floats JSON cannot carry), or the error that ended it (a
+// build that fails, a metric no run printed).
 type TriageOutput struct {
-	Result *triage.Result `json:"result,omitempty"`
-	Error  string         `json:"error,omitempty"`
+	Verdict  string `json:"verdict,omitempty"`
+	Sentence string `json:"sentence,omitempty"`
+	Machine  string `json:"machine,omitempty"`
+	Report   []byte `json:"report,omitempty"`
+	Error    string `json:"error,omitempty"`
+}
+
+// triageOutput makes the output of a triage that ended with res and err.
+func triageOutput(res *triage.Result, err error) (TriageOutput, error) {
+	var out TriageOutput
+	if err != nil {
+		out.Error = err.Error()
+	}
+	if res == nil {
+		return out, nil
+	}
+	out.Verdict, out.Sentence, out.Machine = string(res.Verdict), res.Sentence, res.Machine
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(res); err != nil {
+		return out, fmt.Errorf("recording the triage's result: %w", err)
+	}
+	out.Report = b.Bytes()
+	return out, nil
+}
+
+// Result decodes the triage's result (nil when it ended with an error).
+func (o TriageOutput) Result() (*triage.Result, error) {
+	if len(o.Report) == 0 {
+		return nil, nil
+	}
+	var res triage.Result
+	if err := gob.NewDecoder(bytes.NewReader(o.Report)).Decode(&res); err != nil {
+		return nil, fmt.Errorf("the triage's recorded result: %w", err)
+	}
+	return &res, nil
 }
 
 type triageWorker struct {
@@ -92,9 +129,9 @@ func (tw *triageWorker) Work(ctx context.Context, rj *river.Job[TriageArgs]) err
 	if err != nil && ctx.Err() != nil {
 		return again(ctx, err)
 	}
-	out := TriageOutput{Result: res}
+	out, err := triageOutput(res, err)
 	if err != nil {
-		out.Error = err.Error()
+		return err
 	}
 	return river.RecordOutput(ctx, out)
 }

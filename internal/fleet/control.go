@@ -1,9 +1,7 @@
 package fleet
 
 import (
-	"bytes"
 	"context"
-	"encoding/gob"
 	"fmt"
 	"time"
 
@@ -176,11 +174,11 @@ func (bw *bisectWorker) Work(ctx context.Context, rj *river.Job[BisectArgs]) err
 		out.Error = err.Error()
 	}
 	if res != nil && res.Table != nil {
-		var b bytes.Buffer
-		if err := gob.NewEncoder(&b).Encode(res.Table); err != nil {
+		data, err := encodeGob(res.Table)
+		if err != nil {
 			return fmt.Errorf("recording the bisection's check table: %w", err)
 		}
-		out.CheckTable = b.Bytes()
+		out.CheckTable = data
 	}
 	return river.RecordOutput(ctx, out)
 }
@@ -202,7 +200,7 @@ func (o BisectOutput) Decode() (*bisect.Result, error) {
 		return o.Result, nil
 	}
 	var t compare.Table
-	if err := gob.NewDecoder(bytes.NewReader(o.CheckTable)).Decode(&t); err != nil {
+	if err := decodeGob(o.CheckTable, &t); err != nil {
 		return nil, fmt.Errorf("the bisection's recorded check table: %w", err)
 	}
 	res := *o.Result

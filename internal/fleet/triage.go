@@ -3,9 +3,7 @@ package fleet
 // Triage on a fleet: triage.Run over the fleet's builder and one machine.
 
 import (
-	"bytes"
 	"context"
-	"encoding/gob"
 	"errors"
 	"fmt"
 	"os"
@@ -88,11 +86,11 @@ func triageOutput(res *triage.Result, err error) (TriageOutput, error) {
 		return out, nil
 	}
 	out.Verdict, out.Sentence, out.Machine = string(res.Verdict), res.Sentence, res.Machine
-	var b bytes.Buffer
-	if err := gob.NewEncoder(&b).Encode(res); err != nil {
+	data, err := encodeGob(res)
+	if err != nil {
 		return out, fmt.Errorf("recording the triage's result: %w", err)
 	}
-	out.Report = b.Bytes()
+	out.Report = data
 	return out, nil
 }
 
@@ -102,7 +100,7 @@ func (o TriageOutput) Result() (*triage.Result, error) {
 		return nil, nil
 	}
 	var res triage.Result
-	if err := gob.NewDecoder(bytes.NewReader(o.Report)).Decode(&res); err != nil {
+	if err := decodeGob(o.Report, &res); err != nil {
 		return nil, fmt.Errorf("the triage's recorded result: %w", err)
 	}
 	return &res, nil
@@ -130,10 +128,13 @@ func (tw *triageWorker) Work(ctx context.Context, rj *river.Job[TriageArgs]) err
 		return again(ctx, err)
 	}
 	out, err := triageOutput(res, err)
-	if err != nil {
-		return err
+	if err == nil {
+		err = river.RecordOutput(ctx, out)
 	}
-	return river.RecordOutput(ctx, out)
+	if err != nil {
+		s.jobLog(rj.ID)("%v", err)
+	}
+	return err
 }
 
 // jobLog is the server's log for orchestration job id.

@@ -173,6 +173,9 @@ func (bw *bisectWorker) Work(ctx context.Context, rj *river.Job[BisectArgs]) err
 	if err != nil {
 		out.Error = err.Error()
 	}
+	if res != nil {
+		out.Mode, out.ModeDetail = res.Mode, res.ModeDetail
+	}
 	if res != nil && res.Table != nil {
 		data, err := encodeGob(res.Table)
 		if err != nil {
@@ -192,18 +195,25 @@ type BisectOutput struct {
 	// CheckTable is the result's table of the check (Result.Table), in
 	// encoding/gob: see Decode.
 	CheckTable []byte `json:"check_table,omitempty"`
+	// Mode and ModeDetail are the result's (how every commit was built),
+	// which its JSON leaves out.
+	Mode       bisect.Mode `json:"mode,omitempty"`
+	ModeDetail string      `json:"mode_detail,omitempty"`
 }
 
-// Decode returns the result with its check table.
+// Decode returns the result with its mode and its check table.
 func (o BisectOutput) Decode() (*bisect.Result, error) {
-	if o.Result == nil || len(o.CheckTable) == 0 {
-		return o.Result, nil
-	}
-	var t compare.Table
-	if err := decodeGob(o.CheckTable, &t); err != nil {
-		return nil, fmt.Errorf("the bisection's recorded check table: %w", err)
+	if o.Result == nil {
+		return nil, nil
 	}
 	res := *o.Result
-	res.Table = &t
+	res.Mode, res.ModeDetail = o.Mode, o.ModeDetail
+	if len(o.CheckTable) > 0 {
+		var t compare.Table
+		if err := decodeGob(o.CheckTable, &t); err != nil {
+			return nil, fmt.Errorf("the bisection's recorded check table: %w", err)
+		}
+		res.Table = &t
+	}
 	return &res, nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perfbot/perfbot/internal/bisect"
 	"github.com/perfbot/perfbot/internal/fleet"
 	"github.com/perfbot/perfbot/internal/testutil"
 	"github.com/perfbot/perfbot/internal/triage"
@@ -196,5 +197,88 @@ func TestFleetTriageMachineDies(t *testing.T) {
 	}
 	if res.Verdict != verdict.RealRegression {
 		t.Errorf("verdict %s, want %s: %s", res.Verdict, verdict.RealRegression, res.Sentence)
+	}
+}
+
+// robustHistory adds three commits after the fixture's first, the second
+// of them doubling the work, and bisects them on two workers as args
+// says; it returns the result and the planted culprit.
+func robustHistory(t *testing.T, a fleet.BisectArgs) (*fixture, *bisect.Result, string) {
+	t.Helper()
+	f := newFixture(t, 6, 300000)
+	var want, bad string
+	for i, passes := range []int{6, 12, 12} {
+		bad = f.repo.Commit(fmt.Sprintf("c%d", i+1), map[string]string{"bench.c": testutil.BenchC(passes, fmt.Sprint("c", i+1))})
+		if i == 1 {
+			want = bad
+		}
+	}
+	for i, id := range []string{"m1", "m2"} {
+		f.worker(t, id, i%2)
+	}
+	a.Job, a.Class, a.Good, a.Bad, a.Metric, a.Parallel, a.MaxCulprits = f.spec, "test", f.commits[0], bad, "work_ms", 2, 1
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	row, err := f.server.EnqueueBisect(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := fleet.Await(ctx, f.server.River, row.ID, 200*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out fleet.BisectOutput
+	if err := json.Unmarshal(done.Output(), &out); err != nil {
+		t.Fatal(err)
+	}
+	res, err := out.Decode()
+	if err != nil || out.Error != "" || res == nil || res.Culprit == nil {
+		t.Fatalf("bisection found no culprit: %v %s", err, out.Error)
+	}
+	if res.Culprit.Hash != want {
+		t.Errorf("culprit %.12s, want %.12s", res.Culprit.Hash, want)
+	}
+	return f, res, want
+}
+
+// TestFleetBisectForced: a bisection with --layout-robust forced on the
+// fleet builds every commit with the forced-alignment wrappers on the
+// workers (the wrappers travel with the builds) and names the culprit.
+func TestFleetBisectForced(t *testing.T) {
+	f, res, _ := robustHistory(t, fleet.BisectArgs{Mode: string(bisect.Forced)})
+	if res.Mode != bisect.Forced || res.Table == nil {
+		t.Errorf("mode %q, check table %v: want forced, with its table", res.Mode, res.Table != nil)
+	}
+	n := 0
+	for _, j := range jobs(t, f.server.River, "perfbot.build") {
+		var a fleet.BuildArgs
+		_ = json.Unmarshal(j.EncodedArgs, &a)
+		if a.Variant.Name == "" {
+			t.Errorf("build job %d of %.12s: plain, want every commit built with forced alignment", j.ID, a.Commit)
+			continue
+		}
+		if a.Knobs == nil || len(a.Knobs.Files) == 0 {
+			t.Errorf("build job %d (%s): carries no wrapper files", j.ID, a.Variant.Name)
+		}
+		n++
+	}
+	if n == 0 {
+		t.Error("no build job")
+	}
+}
+
+// TestFleetBisectTriage: a plain bisection on the fleet triages its
+// culprit, on one machine, as perfbot bisect does.
+func TestFleetBisectTriage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a bisection and the triage of its culprit")
+	}
+	_, res, _ := robustHistory(t, fleet.BisectArgs{})
+	var tr *bisect.Triage
+	if len(res.Culprits) > 0 {
+		tr = res.Culprits[0].Triage
+	}
+	if tr == nil || tr.Verdict != verdict.RealRegression {
+		t.Fatalf("culprit's triage %+v, want a real regression", tr)
 	}
 }

@@ -182,6 +182,9 @@ func (s *Server) triageOn(ctx context.Context, spec JobSpec, class string, b *bu
 			return nil, err
 		}
 		res.Machine = s.describe(ctx, m, class)
+		// Every report format prints the notes (the machine line is the
+		// email's alone).
+		res.Notes = append(res.Notes, "every experiment ran on "+res.Machine)
 		if len(lost) > 0 {
 			res.Notes = append(res.Notes, fmt.Sprintf("machine %v stopped answering during the triage: every experiment was taken again on %s", lost, m))
 		}

@@ -28,7 +28,8 @@ the fleet (see perfbot help triage for the experiments). The workers of
 sweep's layouts, the restore's padding and source patch); the server reads
 the builds' layouts and writes the source patch from copies of their
 artifacts. Every experiment's runs are taken on ONE machine of the class,
-the quietest live one when the triage starts, and the report names it: a
+the one that took the same triage before while it lives, else the
+quietest live one, and the report names it: a
 verdict compares experiments, and an alignment effect differs from CPU to
 CPU. When that machine dies, the triage starts again on another machine of
 the class; the runs the dead machine took stay stored, under its name, and

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -157,7 +158,7 @@ func (s *Server) triageOn(ctx context.Context, spec JobSpec, class string, b *bu
 	defer remote.Close()
 	var lost []string
 	for {
-		m, err := s.client.Quietest(ctx, class, lost)
+		m, err := s.triageMachine(ctx, spec, class, cfg, lost)
 		if err != nil {
 			return nil, err
 		}
@@ -190,6 +191,35 @@ func (s *Server) triageOn(ctx context.Context, spec JobSpec, class string, b *bu
 		}
 		return res, nil
 	}
+}
+
+// triageStateKind is the store's state kind under which the server keeps
+// the machine each triage question was last taken on.
+const triageStateKind = "fleet-triage-machine"
+
+// triageMachine chooses the machine of a triage: the one the same
+// question was taken on before while it lives and was not lost (a triage
+// resumed after a server restart, or asked again, reuses its runs), else
+// the quietest live one of class; the choice is kept in the store.
+func (s *Server) triageMachine(ctx context.Context, spec JobSpec, class string, cfg triage.Config, lost []string) (string, error) {
+	key := fmt.Sprintf("%s/%s/%s/%s/%s", class, cfg.Job.Key(), cfg.Base, cfg.Changed, cfg.Metric)
+	data, err := s.cfg.Results.GetState(ctx, triageStateKind, key)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return "", err
+	}
+	if prev := string(data); prev != "" && !slices.Contains(lost, prev) {
+		if alive, err := s.client.alive(ctx, prev); err == nil && alive {
+			return prev, nil
+		}
+	}
+	m, err := s.client.Quietest(ctx, class, lost)
+	if err != nil {
+		return "", err
+	}
+	if err := s.cfg.Results.PutState(ctx, triageStateKind, key, []byte(m)); err != nil {
+		return "", err
+	}
+	return m, nil
 }
 
 // describe names machine m of class for a report: its name, class, CPU

@@ -18,6 +18,10 @@
 //     comparison or a bisection, worked by the server (queue "control"),
 //     through measure.Measure and bisect.Run with this package's
 //     [Builder] and [Executor].
+//   - perfbot.triage: a triage, worked by the server (queue "control"),
+//     through triage.Run with every experiment's rounds on one machine of
+//     the class (Remote.Bind), started again on another when it dies
+//     (triage.go).
 //
 // Faults: the rounds and the build of a worker that is gone (its
 // machine's heartbeat is DeadAfter old, or its worker was started again)

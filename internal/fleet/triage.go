@@ -6,8 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -234,60 +232,4 @@ func (s *Server) describe(ctx context.Context, m, class string) string {
 		}
 	}
 	return fmt.Sprintf("fleet machine %s (class %s)", m, class)
-}
-
-// serverCopies builds on the fleet (remote) and gives each build a copy on
-// the server: its artifacts (with their DWARF), its log and a worktree of
-// its source, in the server's workspace, so that a triage reads the
-// builds' layouts, checks a restore's wrappers in its log and writes a
-// source patch against its source, as it does on one machine.
-type serverCopies struct {
-	remote *Remote
-	ws     *workspace
-	b      *build.Builder
-}
-
-func (sc *serverCopies) Build(ctx context.Context, j *job.Job, commit gitrev.Commit, v job.Variant) (*build.Result, error) {
-	res, err := sc.remote.Build(ctx, j, commit, v)
-	if err != nil || res == nil || res.Record == nil || res.Record.Status != store.BuildOK {
-		return res, err
-	}
-	local, err := sc.ws.artifacts(ctx, res.Record.Key, res.Artifacts)
-	if err != nil {
-		return nil, fmt.Errorf("copying the build of %s (%s) to the server: %w", commit.Short(), variantName(v), err)
-	}
-	if _, err := os.Stat(local.LogPath); err != nil {
-		fb, err := getBuild(ctx, sc.ws.pool, res.Record.Key)
-		if err != nil {
-			return nil, err
-		}
-		if fb.LogSHA != "" {
-			data, err := getBlob(ctx, sc.ws.pool, fb.LogSHA)
-			if err != nil {
-				return nil, fmt.Errorf("the build log of %s (%s): %w", commit.Short(), variantName(v), err)
-			}
-			if err := writeFile(local.LogPath, data); err != nil {
-				return nil, err
-			}
-		}
-	}
-	wt, err := sc.b.Restore(ctx, j, v, local)
-	if err != nil {
-		return nil, err
-	}
-	rec := *res.Record
-	rec.ArtifactDir, rec.LogPath = local.ArtifactDir, local.LogPath
-	out := *res
-	out.Record, out.Worktree = &rec, wt.Worktree
-	return &out, nil
-}
-
-// knobsRoot is the knobs folder of results store st, as the layout knobs
-// spell it (absolute): triage and bisect write a variant's files there.
-func knobsRoot(st *store.Store) string {
-	dir, err := filepath.Abs(filepath.Join(st.Dir(), "knobs"))
-	if err != nil {
-		return ""
-	}
-	return dir
 }

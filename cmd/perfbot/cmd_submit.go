@@ -5,17 +5,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/spf13/cobra"
 
+	"github.com/perfbot/perfbot/internal/bisect"
 	"github.com/perfbot/perfbot/internal/compare"
 	"github.com/perfbot/perfbot/internal/fleet"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
+	"github.com/perfbot/perfbot/internal/knobs"
 	"github.com/perfbot/perfbot/internal/report"
+	"github.com/perfbot/perfbot/internal/store"
 )
 
 type submitFlags struct {
@@ -27,13 +31,16 @@ type submitFlags struct {
 	good, bad, metric string
 	parallel          int
 	improvement       bool
+	robust, preset    string
+	layouts           int
+	noTriage          bool
 }
 
 func newSubmitCmd(a *app) *cobra.Command {
 	var f submitFlags
 	cmd := &cobra.Command{
-		Use:   "submit compare|bisect ...",
-		Short: "queue a comparison or a bisection on a fleet and print its report",
+		Use:   "submit compare|bisect|triage ...",
+		Short: "queue a comparison, a bisection or a triage on a fleet and print its report",
 		Long: `Submit queues work on a fleet (see docs/fleet.md): the server (perfbot serve
 --db) orchestrates it, and the workers of the class (perfbot worker) build
 and measure. Revisions are resolved here, in the job's repository, which
@@ -41,14 +48,17 @@ every machine of the fleet must reach at the same path (or URL).
 
   perfbot submit compare --db URL --class C JOB REV1 REV2 [REV...]
   perfbot submit bisect  --db URL --class C JOB --good REV --bad REV --metric M [--parallel K]
+                         [--layout-robust forced|sweep [--preset P] [--layouts N]]
+  perfbot submit triage  --db URL --class C JOB BASE CHANGED [--metric M]
   perfbot submit watch   --db URL [--class C] WATCHFILE --once
   perfbot submit sensitivity --db URL --class C JOB REV
 
-Without --no-wait it waits and prints the report as perfbot compare and
-perfbot bisect do; the exit status is theirs.
+Without --no-wait it waits and prints the report as perfbot compare,
+perfbot bisect and perfbot triage do; the exit status is theirs.
 
 Exit status: that of the sub-command (see perfbot help submit compare,
-perfbot help submit bisect); 2 on a missing or unknown one.`,
+perfbot help submit bisect, perfbot help submit triage); 2 on a missing or
+unknown one.`,
 	}
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&f.db, "db", "", "the fleet's PostgreSQL database (postgres://...)")
@@ -117,11 +127,16 @@ with --no-wait), 1 a significant regression of one of them, 2 error.`,
 	bis := &cobra.Command{
 		Use:   "bisect JOB --good REV --bad REV --metric M",
 		Short: "bisect a change on a fleet's machines and print the report, as perfbot bisect does",
-		Long: `Submit bisect queues a plain bisection of --metric between --good and --bad
-on the machines of --class: the server measures --parallel candidates at
-once (a k-ary search; default: as many as the class has live machines).
-Without --no-wait it waits and prints the report, as perfbot bisect does
-(-f/--format); with --no-wait it prints the queued job's id.
+		Long: `Submit bisect queues a bisection of --metric between --good and --bad on
+the machines of --class: the server measures --parallel candidates at once
+(a k-ary search; default: as many as the class has live machines). As
+perfbot bisect does, --layout-robust forced|sweep builds every commit under
+forced alignment or a layout sweep (--preset, --layouts; the workers build
+the variants), and a plain bisection triages each culprit against its
+parent (unless --no-triage), each triage on one machine of the class, as
+perfbot submit triage does. Without --no-wait it waits and prints the
+report, as perfbot bisect does (-f/--format); with --no-wait it prints the
+queued job's id.
 
 Exit status: 0 a culprit was found and confirmed (or queued, with
 --no-wait); 1 no confirmed culprit, or the bisection failed on the fleet;
@@ -141,7 +156,8 @@ Exit status: 0 a culprit was found and confirmed (or queued, with
 				return err
 			}
 			row, err := submitAndWait(cmd.Context(), a, f, fleet.BisectArgs{Job: spec, Class: f.class, Good: good.Hash, Bad: bad.Hash,
-				Metric: f.metric, Improvement: f.improvement, Parallel: f.parallel})
+				Metric: f.metric, Improvement: f.improvement, Parallel: f.parallel,
+				Mode: f.robust, Preset: f.preset, Layouts: f.layouts, NoTriage: f.noTriage})
 			if err != nil || row == nil {
 				return err
 			}
@@ -152,13 +168,19 @@ Exit status: 0 a culprit was found and confirmed (or queued, with
 			if out.Error != "" {
 				return exitCodeError{code: exitNoCulprit, msg: "bisect: " + out.Error}
 			}
-			if err := report.WriteBisect(a.stdout, &report.BisectReport{Result: out.Result, Job: j.Name, Repo: j.Repo, Params: j.Params, Mode: "plain"}, f.bisectFormat); err != nil {
+			res, err := out.Decode()
+			if err != nil {
 				return err
 			}
-			if !out.Result.Found() {
-				return exitCodeError{code: exitNoCulprit, msg: "bisect: no confirmed culprit (see the report)"}
+			if res.Table != nil {
+				_ = report.WriteFailures(a.stderr, res.Table)
 			}
-			return nil
+			r := &report.BisectReport{Result: res, Job: j.Name, Repo: j.Repo, Params: j.Params, Mode: string(res.Mode), ModeDetail: res.ModeDetail, Table: res.Table,
+				Command: reproduce(cmd, []string{args[0]}, map[string]string{"good": res.Good.Short(), "bad": res.Bad.Short(), "metric": res.Metric, "db": store.RedactURL(f.db)})}
+			if err := report.WriteBisect(a.stdout, r, f.bisectFormat); err != nil {
+				return err
+			}
+			return exitWith(res.ExitStatus())
 		},
 	}
 	bf := bis.Flags()
@@ -167,8 +189,12 @@ Exit status: 0 a culprit was found and confirmed (or queued, with
 	bf.StringVar(&f.metric, "metric", "", "the metric to bisect")
 	bf.IntVar(&f.parallel, "parallel", 0, "candidates measured at once (k-ary search; default: the live machines of the class)")
 	bf.BoolVar(&f.improvement, "improvement", false, "search for the commit that made the metric better")
+	bf.StringVar(&f.robust, "layout-robust", "", "measure every commit under forced alignment (forced) or a layout sweep (sweep)")
+	bf.StringVar(&f.preset, "preset", bisect.DefaultPreset, "layout knobs of --layout-robust and of the triage: "+strings.Join(knobs.Names(), ", "))
+	bf.IntVar(&f.layouts, "layouts", bisect.DefaultLayouts, "layouts of --layout-robust sweep")
+	bf.BoolVar(&f.noTriage, "no-triage", false, "do not triage the culprits")
 	formatFlag(bf, &f.bisectFormat, report.BisectFormats)
-	cmd.AddCommand(cmp, bis)
+	cmd.AddCommand(cmp, bis, newSubmitTriageCmd(a, &f))
 	cmd.AddCommand(newSubmitWatchCmd(a, &f))
 	cmd.AddCommand(newSubmitSensitivityCmd(a, &f))
 	return cmd

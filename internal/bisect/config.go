@@ -3,6 +3,7 @@
 package bisect
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/knobs"
 	"github.com/perfbot/perfbot/internal/measure"
+	"github.com/perfbot/perfbot/internal/triage"
 )
 
 // Defaults of [Config] besides those of the search (DefaultStepRuns,
@@ -72,6 +74,10 @@ type Config struct {
 	// bisection that is not Fixed triages each culprit against its parent
 	// (triage.Run with the same Env and Preset).
 	NoTriage bool
+	// Triage runs the triage of a culprit; nil is triage.Run. A fleet
+	// runs each on one machine of its class this way (the experiments of
+	// a verdict must come from one machine).
+	Triage func(ctx context.Context, cfg triage.Config) (*triage.Result, error)
 	// MaxCulprits is the most culprits to name (DefaultMaxCulprits; 1:
 	// only the first); ExtraRuns, when > 0, caps the runs taken after the
 	// first culprit.

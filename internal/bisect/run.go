@@ -107,7 +107,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		MaxCulprits: cfg.MaxCulprits, ExtraRuns: cfg.ExtraRuns, FirstParentOnly: cfg.FirstParentOnly, Graph: GitGraph{Repo: env.Repo},
 	}
 	if cfg.triages() {
-		opt.Triage = triageWith(triage.Config{Env: env.Pinned(cpu), Job: j, Metric: ref.Name, Preset: preset.Name()})
+		opt.Triage = triageWith(cfg.Triage, triage.Config{Env: env.Pinned(cpu), Job: j, Metric: ref.Name, Preset: preset.Name()})
 	}
 	res, err := search(ctx, opt, good, path)
 	if res != nil {
@@ -131,12 +131,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 }
 
 // triageWith is the search's triage of a culprit against its parent:
-// triage.Run with cfg and the two commits.
-func triageWith(cfg triage.Config) func(ctx context.Context, parent, culprit gitrev.Commit) (*Triage, error) {
+// run (triage.Run when nil) with cfg and the two commits.
+func triageWith(run func(context.Context, triage.Config) (*triage.Result, error), cfg triage.Config) func(ctx context.Context, parent, culprit gitrev.Commit) (*Triage, error) {
+	if run == nil {
+		run = triage.Run
+	}
 	return func(ctx context.Context, parent, culprit gitrev.Commit) (*Triage, error) {
 		c := cfg
 		c.Base, c.Changed = parent.Hash, culprit.Hash
-		res, err := triage.Run(ctx, c)
+		res, err := run(ctx, c)
 		if err != nil {
 			return nil, err
 		}

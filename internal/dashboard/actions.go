@@ -140,15 +140,14 @@ func (a Action) Command() string {
 }
 
 // databaseCommand is the command of an action on a job whose store is a
-// database. A comparison or bisection is submitted to the fleet (perfbot
-// submit, when the server knows the database's URL and the job file holds
-// one job), so that its results land in that database; otherwise (triage
-// is no fleet job yet) the command runs on a machine with the job's
-// repository, into the store next to its job file, and a shell comment
-// after it says so.
+// database. A comparison, bisection or triage is submitted to the fleet
+// (perfbot submit, when the server knows the database's URL and the job
+// file holds one job), so that its results land in that database;
+// otherwise the command runs on a machine with the job's repository, into
+// the store next to its job file, and a shell comment after it says so.
 func (a Action) databaseCommand() string {
 	q := job.ShellQuote
-	if a.DB == "" || a.Matrix || (a.Kind != CompareAction && a.Kind != BisectAction) {
+	if a.DB == "" || a.Matrix || (a.Kind != CompareAction && a.Kind != BisectAction && a.Kind != TriageAction) {
 		local := a
 		local.Database, local.Store = false, ""
 		return local.Command() + "  # on a machine with the job's repository: its results go to the .perfbot next to the job file, not to the fleet's database"
@@ -159,7 +158,7 @@ func (a Action) databaseCommand() string {
 	}
 	args := []string{"perfbot", "submit", string(a.Kind), "--db", q(a.DB), "--class", q(class), q(a.JobFile)}
 	switch a.Kind {
-	case CompareAction:
+	case CompareAction, TriageAction:
 		for _, c := range a.Commits {
 			args = append(args, q(gitrev.Short(c)))
 		}
@@ -167,9 +166,9 @@ func (a Action) databaseCommand() string {
 		if len(a.Commits) == 2 {
 			args = append(args, "--good", q(gitrev.Short(a.Commits[0])), "--bad", q(gitrev.Short(a.Commits[1])))
 		}
-		if a.Metric != "" {
-			args = append(args, "--metric", q(a.Metric))
-		}
+	}
+	if a.Metric != "" && a.Kind != CompareAction {
+		args = append(args, "--metric", q(a.Metric))
 	}
 	cmd := strings.Join(args, " ")
 	if a.dbPassword {

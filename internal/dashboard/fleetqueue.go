@@ -16,17 +16,19 @@ import (
 )
 
 // FleetQueue puts a page's actions on a fleet's River queue (perfbot serve
-// --db): comparisons and bisections become the fleet's orchestration jobs,
-// measured by the workers of Class. Triage and watch cycles are not fleet
-// jobs yet: they wrap ErrNotQueued, and the page shows their command.
+// --db): comparisons, bisections and triages become the fleet's
+// orchestration jobs, measured by the workers of Class (a triage on one
+// machine of it). Watch cycles are not fleet jobs yet: they wrap
+// ErrNotQueued, and the page shows their command.
 type FleetQueue struct {
 	Server *fleet.Server
 	Class  string // the machine class that measures the actions
 }
 
-// Enqueue queues a compare or bisect action and returns its River job id.
+// Enqueue queues a compare, bisect or triage action and returns its
+// River job id.
 func (q FleetQueue) Enqueue(ctx context.Context, a Action) (string, error) {
-	if a.Kind != CompareAction && a.Kind != BisectAction {
+	if a.Kind != CompareAction && a.Kind != BisectAction && a.Kind != TriageAction {
 		return "", fmt.Errorf("%s on a fleet: %w", a.Kind, ErrNotQueued)
 	}
 	spec, err := q.spec(a)
@@ -39,6 +41,8 @@ func (q FleetQueue) Enqueue(ctx context.Context, a Action) (string, error) {
 		args = fleet.CompareArgs{Job: spec, Class: q.Class, Commits: a.Commits}
 	case BisectAction:
 		args = fleet.BisectArgs{Job: spec, Class: q.Class, Good: a.Commits[0], Bad: a.Commits[1], Metric: a.Metric}
+	case TriageAction:
+		args = fleet.TriageArgs{Job: spec, Class: q.Class, Base: a.Commits[0], Changed: a.Commits[1], Metric: a.Metric}
 	}
 	row, err := fleet.Submit(ctx, q.Server.River, args)
 	if errors.Is(err, fleet.ErrBadRequest) {
@@ -66,11 +70,12 @@ func (q FleetQueue) spec(a Action) (fleet.JobSpec, error) {
 	return fleet.SpecOf(j, data), nil
 }
 
-// Queued lists the fleet's comparisons and bisections that are not done,
+// Queued lists the fleet's comparisons, bisections and triages that are
+// not done,
 // for the overview's "running".
 func (q FleetQueue) Queued(ctx context.Context) ([]Queued, error) {
 	p := river.NewJobListParams().First(100).
-		Kinds(fleet.CompareArgs{}.Kind(), fleet.BisectArgs{}.Kind()).
+		Kinds(fleet.CompareArgs{}.Kind(), fleet.BisectArgs{}.Kind(), fleet.TriageArgs{}.Kind()).
 		States("available", "pending", "retryable", "running", "scheduled")
 	res, err := q.Server.River.JobList(ctx, p)
 	if err != nil {
@@ -91,6 +96,13 @@ func (q FleetQueue) Queued(ctx context.Context) ([]Queued, error) {
 			if json.Unmarshal(row.EncodedArgs, &args) == nil {
 				act.JobFile, act.JobName, act.Metric = args.Job.File, args.Job.Name, args.Metric
 				act.Commits = []string{args.Good, args.Bad}
+			}
+		case fleet.TriageArgs{}.Kind():
+			act.Kind = TriageAction
+			var args fleet.TriageArgs
+			if json.Unmarshal(row.EncodedArgs, &args) == nil {
+				act.JobFile, act.JobName, act.Metric = args.Job.File, args.Job.Name, args.Metric
+				act.Commits = []string{args.Base, args.Changed}
 			}
 		}
 		when := row.CreatedAt

@@ -17,10 +17,11 @@ import (
 	"github.com/perfbot/perfbot/internal/testutil"
 )
 
-// TestFleetQueue: a page's compare and bisect actions become the fleet's
-// River jobs with the job's spec and the class (a real River client on a
-// real PostgreSQL, not started, so the jobs wait in the queue); Queued
-// lists them; triage and rerun are not the fleet's and wrap ErrNotQueued.
+// TestFleetQueue: a page's compare, bisect and triage actions become the
+// fleet's River jobs with the job's spec and the class (a real River
+// client on a real PostgreSQL, not started, so the jobs wait in the
+// queue); Queued lists them; rerun is not the fleet's and wraps
+// ErrNotQueued.
 func TestFleetQueue(t *testing.T) {
 	ctx := context.Background()
 	url := testutil.Postgres(t)
@@ -65,10 +66,16 @@ metrics:
 	if err != nil {
 		t.Fatalf("Enqueue(bisect): %v", err)
 	}
+	tri := base
+	tri.Kind, tri.Metric = TriageAction, "work_ms"
+	tid, err := q.Enqueue(ctx, tri)
+	if err != nil {
+		t.Fatalf("Enqueue(triage): %v", err)
+	}
 	for _, tc := range []struct {
 		id   string
 		kind string
-	}{{id, fleet.CompareArgs{}.Kind()}, {bid, fleet.BisectArgs{}.Kind()}} {
+	}{{id, fleet.CompareArgs{}.Kind()}, {bid, fleet.BisectArgs{}.Kind()}, {tid, fleet.TriageArgs{}.Kind()}} {
 		n, err := strconv.ParseInt(tc.id, 10, 64)
 		if err != nil {
 			t.Fatalf("id %q: %v", tc.id, err)
@@ -86,13 +93,13 @@ metrics:
 		t.Fatalf("compare jobs: %v, %v", res, err)
 	}
 	queued, err := q.Queued(ctx)
-	if err != nil || len(queued) != 2 {
-		t.Fatalf("Queued = %+v, %v; want the two actions", queued, err)
+	if err != nil || len(queued) != 3 {
+		t.Fatalf("Queued = %+v, %v; want the three actions", queued, err)
 	}
 	// Each carries its job and commits, so "running" names them.
 	for _, qd := range queued {
 		if qd.Action.JobName != "job" || len(qd.Action.Commits) != 2 || qd.Action.Commits[1] != b ||
-			(qd.Action.Kind == BisectAction) != (qd.Action.Metric == "work_ms") || !strings.Contains(qd.Action.Command(), "job.yaml") {
+			(qd.Action.Kind != CompareAction) != (qd.Action.Metric == "work_ms") || !strings.Contains(qd.Action.Command(), "job.yaml") {
 			t.Errorf("queued %+v: want the action's job, commits and metric (command %q)", qd.Action, qd.Action.Command())
 		}
 	}
@@ -100,7 +107,7 @@ metrics:
 	if note, err := fleet.Absent(ctx, pool, "epyc", 0); err != nil || !strings.Contains(note, "no machine of class epyc is registered") {
 		t.Errorf("Absent = %q, %v", note, err)
 	}
-	for _, k := range []ActionKind{TriageAction, RerunAction} {
+	for _, k := range []ActionKind{RerunAction} {
 		x := base
 		x.Kind = k
 		if _, err := q.Enqueue(ctx, x); !errors.Is(err, ErrNotQueued) {

@@ -99,8 +99,8 @@ func testDatabaseActions(t *testing.T, st *store.Store, key string, hashes []str
 			"perfbot submit bisect --db 'postgres://perf@db:5432/perfbot?sslmode=disable' --class CLASS /srv/jobs/bench.yaml --good " + a + " --bad " + b +
 				" --metric work_ms  # the database's password: PGPASSWORD or ~/.pgpass"},
 		{`{"kind": "triage", "job": "synthetic", "commits": ["` + a + `", "` + b + `"], "metric": "work_ms"}`,
-			"perfbot triage /srv/jobs/bench.yaml " + a + " " + b + " --metric work_ms" +
-				"  # on a machine with the job's repository: its results go to the .perfbot next to the job file, not to the fleet's database"},
+			"perfbot submit triage --db 'postgres://perf@db:5432/perfbot?sslmode=disable' --class CLASS /srv/jobs/bench.yaml " + a + " " + b +
+				" --metric work_ms  # the database's password: PGPASSWORD or ~/.pgpass"},
 	} {
 		req := httptest.NewRequest("POST", "/api/actions", strings.NewReader(tt.body))
 		req.Header.Set("Authorization", "Bearer tok")

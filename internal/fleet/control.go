@@ -2,14 +2,17 @@ package fleet
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/riverqueue/river"
 
 	"github.com/perfbot/perfbot/internal/bisect"
+	"github.com/perfbot/perfbot/internal/compare"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/measure"
+	"github.com/perfbot/perfbot/internal/triage"
 )
 
 // CompareArgs is a perfbot.compare job: measure commits of a job in
@@ -55,6 +58,15 @@ type BisectArgs struct {
 	Parallel    int     `json:"parallel,omitempty"`
 	// MaxCulprits is bisect's --max-culprits (0: its default).
 	MaxCulprits int `json:"max_culprits,omitempty"`
+	// Mode is bisect's --layout-robust ("" plain, forced, sweep), Preset
+	// its --preset and Layouts its --layouts (zero: bisect's defaults).
+	Mode    string `json:"mode,omitempty"`
+	Preset  string `json:"preset,omitempty"`
+	Layouts int    `json:"layouts,omitempty"`
+	// NoTriage leaves the culprits of a plain bisection untriaged;
+	// otherwise each is triaged on one machine of the class, as perfbot
+	// submit triage does.
+	NoTriage bool `json:"no_triage,omitempty"`
 }
 
 // Kind is River's name for bisections.
@@ -128,9 +140,13 @@ func (bw *bisectWorker) Work(ctx context.Context, rj *river.Job[BisectArgs]) err
 	if err != nil {
 		return err
 	}
+	logf := s.jobLog(rj.ID)
 	cfg := bisect.Config{Job: j, Good: a.Good, Bad: a.Bad, Metric: a.Metric, Improvement: a.Improvement, MaxCulprits: a.MaxCulprits,
-		// The fleet does not triage its culprits yet.
-		NoTriage: true}
+		Mode: bisect.Mode(a.Mode), Preset: a.Preset, Layouts: a.Layouts, NoTriage: a.NoTriage,
+		// Each culprit's triage runs on one machine of the class.
+		Triage: func(ctx context.Context, tc triage.Config) (*triage.Result, error) {
+			return s.triageOn(ctx, a.Job, a.Class, b, tc, logf)
+		}}
 	if err := cfg.Check(); err != nil {
 		return river.JobCancel(err)
 	}
@@ -145,8 +161,7 @@ func (bw *bisectWorker) Work(ctx context.Context, rj *river.Job[BisectArgs]) err
 	remote := s.client.For(a.Job, a.Class)
 	defer remote.Close()
 	cfg.Parallel = k
-	cfg.Env = measure.Env{Store: s.cfg.Results, Repo: b.Repo, Builder: remote, Executor: remote,
-		Logf: func(format string, args ...any) { s.cfg.Log("job %d: "+format, append([]any{rj.ID}, args...)...) }}
+	cfg.Env = measure.Env{Store: s.cfg.Results, Repo: b.Repo, Builder: remote, Executor: remote, Logf: logf}
 	res, err := bisect.Run(ctx, cfg)
 	if err != nil && res == nil {
 		return again(ctx, err)
@@ -158,6 +173,16 @@ func (bw *bisectWorker) Work(ctx context.Context, rj *river.Job[BisectArgs]) err
 	if err != nil {
 		out.Error = err.Error()
 	}
+	if res != nil {
+		out.Mode, out.ModeDetail = res.Mode, res.ModeDetail
+	}
+	if res != nil && res.Table != nil {
+		data, err := encodeGob(res.Table)
+		if err != nil {
+			return fmt.Errorf("recording the bisection's check table: %w", err)
+		}
+		out.CheckTable = data
+	}
 	return river.RecordOutput(ctx, out)
 }
 
@@ -167,4 +192,28 @@ func (bw *bisectWorker) Work(ctx context.Context, rj *river.Job[BisectArgs]) err
 type BisectOutput struct {
 	Result *bisect.Result `json:"result"`
 	Error  string         `json:"error,omitempty"`
+	// CheckTable is the result's table of the check (Result.Table), in
+	// encoding/gob: see Decode.
+	CheckTable []byte `json:"check_table,omitempty"`
+	// Mode and ModeDetail are the result's (how every commit was built),
+	// which its JSON leaves out.
+	Mode       bisect.Mode `json:"mode,omitempty"`
+	ModeDetail string      `json:"mode_detail,omitempty"`
+}
+
+// Decode returns the result with its mode and its check table.
+func (o BisectOutput) Decode() (*bisect.Result, error) {
+	if o.Result == nil {
+		return nil, nil
+	}
+	res := *o.Result
+	res.Mode, res.ModeDetail = o.Mode, o.ModeDetail
+	if len(o.CheckTable) > 0 {
+		var t compare.Table
+		if err := decodeGob(o.CheckTable, &t); err != nil {
+			return nil, fmt.Errorf("the bisection's recorded check table: %w", err)
+		}
+		res.Table = &t
+	}
+	return &res, nil
 }

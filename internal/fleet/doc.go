@@ -23,6 +23,10 @@
 //     store (watch.go); [Server.Schedule] queues a file's cycles, one
 //     scheduler per file across servers (an advisory lock: schedule.go).
 //   - perfbot.sensitivity: sensitivity.Run over the fleet's [Server.Env].
+//   - perfbot.triage: a triage, worked by the server (queue "control"),
+//     through triage.Run with every experiment's rounds on one machine of
+//     the class (Remote.Bind), started again on another when it dies
+//     (triage.go).
 //
 // Faults: the rounds and the build of a worker that is gone (its
 // machine's heartbeat is DeadAfter old, or its worker was started again)

@@ -355,7 +355,7 @@ func bisectHistory(t *testing.T, workers, n, culprit int) (*fixture, *bisect.Res
 		f.worker(t, fmt.Sprintf("b%d", i+1), i%2)
 	}
 	row, err := f.server.EnqueueBisect(context.Background(), fleet.BisectArgs{Job: f.spec, Class: "test", Good: good, Bad: bad,
-		Metric: "work_ms", Parallel: workers, MaxCulprits: 1})
+		Metric: "work_ms", Parallel: workers, MaxCulprits: 1, NoTriage: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,7 +100,19 @@ type JobSpec struct {
 	File string `json:"file"`
 	Data []byte `json:"data"`
 	Name string `json:"name"`
+	// Bound, when set, is the one machine whose runs the job's
+	// measurements are (a triage's: see triage.go). Load puts it in the
+	// runs' environment as BoundEnv, which is part of the job's key, so
+	// that the store keeps each machine's runs of the job apart and a
+	// triage never pairs or pools runs of two machines. Builds do not see
+	// it: their keys, and so the builds themselves, are shared by every
+	// machine of the class.
+	Bound string `json:"bound,omitempty"`
 }
+
+// BoundEnv is the run environment variable that names the machine a
+// bound job's runs are taken on (JobSpec.Bound).
+const BoundEnv = "PERFBOT_FLEET_MACHINE"
 
 // Load parses the spec's job file and picks its atomic job.
 func (s JobSpec) Load() (*job.Job, error) {
@@ -108,7 +120,17 @@ func (s JobSpec) Load() (*job.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return job.Pick(s.File, jobs, s.Name)
+	j, err := job.Pick(s.File, jobs, s.Name)
+	if err != nil || s.Bound == "" {
+		return j, err
+	}
+	env := make(map[string]string, len(j.Run.Env)+1)
+	for k, v := range j.Run.Env {
+		env[k] = v
+	}
+	env[BoundEnv] = s.Bound
+	j.Run.Env = env
+	return j, nil
 }
 
 // SpecOf makes the spec of atomic job j from its job file, as read now.
@@ -123,6 +145,9 @@ type BuildArgs struct {
 	Commit  string      `json:"commit"`
 	Variant job.Variant `json:"variant"`
 	Class   string      `json:"class"`
+	// Knobs are the files of the server's knobs folder that Variant's
+	// environment names (knobfiles.go): the worker builds with them.
+	Knobs *KnobFiles `json:"knobs,omitempty"`
 	// Move counts how often this build was queued again after the worker
 	// building it was found gone (see [Client.gone]), so that the new job
 	// is not taken for the abandoned one by River's uniqueness.

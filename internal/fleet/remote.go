@@ -80,6 +80,9 @@ type Remote struct {
 	pin   string // the key whose machine takes the rounds; "" is each measurement's session
 	id    int64  // this Remote's number in its Client: On's keys are its own
 	used  *pinSet
+	// bound is the one machine that takes every round (Bind); "" lets
+	// the rounds move to another machine when theirs dies.
+	bound string
 }
 
 // pinSet is the pins a Remote (and those On made from it) used.
@@ -112,7 +115,7 @@ func (r *Remote) Close() {
 // key: the machine of key's earlier rounds while it lives (bisect's k-ary
 // search keeps each candidate slot on one machine this way).
 func (r *Remote) On(key string) measure.Executor {
-	return &Remote{c: r.c, spec: r.spec, class: r.class, id: r.id, used: r.used, pin: fmt.Sprintf("remote %d: %s", r.id, key)}
+	return &Remote{c: r.c, spec: r.spec, class: r.class, id: r.id, used: r.used, bound: r.bound, pin: fmt.Sprintf("remote %d: %s", r.id, key)}
 }
 
 // wait polls job id until it is finalized and returns its row.
@@ -151,8 +154,22 @@ func failure(row *rivertype.JobRow) error {
 
 // Build queues the build of commit under v on a machine of the class (once:
 // a build queued or made before is not queued again) and waits for it.
+//
+// A layout variant's files (its wrappers, its padding) travel with the
+// build: see knobfiles.go.
 func (r *Remote) Build(ctx context.Context, j *job.Job, commit gitrev.Commit, v job.Variant) (*build.Result, error) {
-	row, cached, err := r.buildJob(ctx, BuildArgs{Job: r.spec, Commit: commit.Hash, Variant: v, Class: r.class})
+	a := BuildArgs{Job: r.spec, Commit: commit.Hash, Variant: v, Class: r.class}
+	// Builds are the class's, whatever machine a triage's runs are
+	// bound to.
+	a.Job.Bound = ""
+	if r.c.Results != nil {
+		kf, err := knobFiles(ctx, r.c.Pool, knobsRoot(r.c.Results), v)
+		if err != nil {
+			return nil, fmt.Errorf("building %s (%s): %w", commit.Short(), variantName(v), err)
+		}
+		a.Knobs = kf
+	}
+	row, cached, err := r.buildJob(ctx, a)
 	if err != nil {
 		return nil, err
 	}
@@ -275,7 +292,9 @@ func (r *Remote) Execute(context.Context, measure.Task) (*store.RunRecord, error
 // on a live machine (another one, or the same once it is back); when only
 // its worker was started again, the rounds the earlier process had taken
 // are queued again on it (follow). The runs of each round come from one
-// machine.
+// machine. A bound Remote (Bind) never moves rounds: when its machine
+// dies it returns a *MachineLostError once the rounds there are
+// cancelled.
 func (r *Remote) ExecuteRounds(ctx context.Context, rounds [][]measure.Task, done func(int, []*store.RunRecord) error) error {
 	if len(rounds) == 0 {
 		return nil
@@ -292,7 +311,7 @@ func (r *Remote) ExecuteRounds(ctx context.Context, rounds [][]measure.Task, don
 		pending[i] = i
 	}
 	for len(pending) > 0 {
-		machine, err := r.c.pick(ctx, r.class, pin, len(pending))
+		machine, err := r.machine(ctx, pin, len(pending))
 		if err != nil {
 			return err
 		}
@@ -321,6 +340,9 @@ func (r *Remote) ExecuteRounds(ctx context.Context, rounds [][]measure.Task, don
 				continue
 			}
 			pending = append(pending, i)
+		}
+		if len(left) > 0 && r.bound != "" && len(pending) > 0 {
+			return &MachineLostError{Machine: machine, Class: r.class, Rounds: len(pending)}
 		}
 		if len(left) > 0 {
 			moves++

@@ -17,6 +17,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/perfbot/perfbot/internal/bisect"
 	"github.com/perfbot/perfbot/internal/build"
 	"github.com/perfbot/perfbot/internal/store"
 )
@@ -86,6 +87,7 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	river.AddWorker(workers, &bisectWorker{s: s})
 	river.AddWorker(workers, &watchWorker{s: s})
 	river.AddWorker(workers, &sensitivityWorker{s: s})
+	river.AddWorker(workers, &triageWorker{s: s})
 	// The machines' kinds, registered (never worked here) so that the
 	// leader's rescuer knows their timeouts.
 	river.AddWorker(workers, &buildWorker{})
@@ -131,6 +133,11 @@ func (s *Server) EnqueueCompare(ctx context.Context, a CompareArgs) (*rivertype.
 	return Submit(ctx, s.River, a)
 }
 
+// EnqueueTriage queues a triage.
+func (s *Server) EnqueueTriage(ctx context.Context, a TriageArgs) (*rivertype.JobRow, error) {
+	return Submit(ctx, s.River, a)
+}
+
 // EnqueueBisect queues a bisection.
 func (s *Server) EnqueueBisect(ctx context.Context, a BisectArgs) (*rivertype.JobRow, error) {
 	return Submit(ctx, s.River, a)
@@ -164,6 +171,8 @@ func Submit(ctx context.Context, c *river.Client[pgx.Tx], a river.JobArgs) (*riv
 }
 
 // check says what is wrong with a submission's arguments.
+//
+// Submit checks and queues CompareArgs, BisectArgs and TriageArgs.
 func check(a river.JobArgs) error {
 	if c, ok := a.(interface{ check() error }); ok { // the kinds that check themselves
 		return c.check()
@@ -186,9 +195,16 @@ func check(a river.JobArgs) error {
 		if a.Good == "" || a.Bad == "" || a.Metric == "" {
 			return errors.New("a bisection needs good and bad commits, a metric and a machine class")
 		}
-		if _, err := a.Job.Load(); err != nil {
+		j, err := a.Job.Load()
+		if err != nil {
 			return err
 		}
+		cfg := bisect.Config{Job: j, Good: a.Good, Bad: a.Bad, Metric: a.Metric, Mode: bisect.Mode(a.Mode), Preset: a.Preset, Layouts: a.Layouts}
+		if err := cfg.Check(); err != nil {
+			return err
+		}
+	case TriageArgs:
+		return a.check()
 	default:
 		return fmt.Errorf("%s jobs are not submitted: they are queued by the fleet", a.Kind())
 	}
@@ -221,6 +237,7 @@ func Await(ctx context.Context, c *river.Client[pgx.Tx], id int64, poll time.Dur
 //	GET  /api/jobs/{id}          one job, with its output
 //	POST /api/compare            queue a comparison (CompareArgs); answers the job
 //	POST /api/bisect             queue a bisection (BisectArgs)
+//	POST /api/triage             queue a triage (TriageArgs)
 //	GET  /api/blobs/{sha256}     an artifact or log, by content hash
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
@@ -278,6 +295,10 @@ func (s *Server) Handler() http.Handler {
 	})
 	mux.HandleFunc("POST /api/bisect", func(w http.ResponseWriter, r *http.Request) {
 		var a BisectArgs
+		submit(w, r, s, &a, func() (river.JobArgs, error) { return a, nil })
+	})
+	mux.HandleFunc("POST /api/triage", func(w http.ResponseWriter, r *http.Request) {
+		var a TriageArgs
 		submit(w, r, s, &a, func() (river.JobArgs, error) { return a, nil })
 	})
 	mux.HandleFunc("GET /api/blobs/{sha}", s.serveBlob)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -42,7 +43,11 @@ func (bw *buildWorker) Work(ctx context.Context, job *river.Job[BuildArgs]) erro
 		return err
 	}
 	w.cfg.Log("building %s (%s) of %s", gitrev.Short(a.Commit), variantName(a.Variant), j.Name)
-	res, err := b.Build(ctx, j, gitrev.Commit{Hash: a.Commit}, a.Variant)
+	v, err := a.Knobs.place(ctx, w.cfg.Pool, filepath.Join(w.ws.dir, "knobs"), a.Variant)
+	if err != nil {
+		return fmt.Errorf("the layout knobs of %s: %w", variantName(a.Variant), err)
+	}
+	res, err := b.Build(ctx, j, gitrev.Commit{Hash: a.Commit}, v)
 	if err != nil && !errors.Is(err, build.ErrFailed) {
 		return err
 	}

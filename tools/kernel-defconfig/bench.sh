@@ -7,15 +7,17 @@
 #
 #   tools/kernel-defconfig/bench.sh DIR base      # unpack, configure, full build (about 30 min on 2 cores)
 #   tools/kernel-defconfig/bench.sh DIR changed   # bugs.c as shipped, rebuild
-#   tools/kernel-defconfig/bench.sh DIR padded PERFBOT  # perfbot's --patch on top of the change, rebuild
+#   tools/kernel-defconfig/bench.sh DIR diff PERFBOT    # perfbot layout diff base changed: text and json, timed
+#   tools/kernel-defconfig/bench.sh DIR padded PERFBOT  # perfbot's --patch on top of the change, rebuild, check
 #
 # DIR holds linux-source-6.1/ and the copies base.vmlinux, changed.vmlinux,
 # padded.vmlinux (and their .System.map), bugs.c.orig and fix.diff.
 # JOBS (default 2) and NICE (default 19) set make's -j and nice.
 set -euo pipefail
 
-dir=${1:?usage: bench.sh DIR base|changed|padded [PERFBOT]}
-step=${2:?usage: bench.sh DIR base|changed|padded [PERFBOT]}
+usage="usage: bench.sh DIR base|changed|diff|padded [PERFBOT]"
+dir=${1:?$usage}
+step=${2:?$usage}
 tree=$dir/linux-source-6.1
 bugs=arch/x86/kernel/cpu/bugs.c
 export KBUILD_BUILD_TIMESTAMP=2024-01-01 KBUILD_BUILD_USER=perfbot KBUILD_BUILD_HOST=perfbot
@@ -51,17 +53,31 @@ changed)
 	build
 	keep changed
 	;;
+diff)
+	perfbot=${3:?$usage}
+	cd "$dir"
+	uptime
+	for f in text json; do
+		/usr/bin/time -v -o diff.$f.time "$perfbot" layout diff -f $f --runs -1 --top 20 base.vmlinux changed.vmlinux >diff.$f
+		grep -E 'Elapsed|Maximum resident' diff.$f.time
+	done
+	;;
 padded)
-	perfbot=${3:?usage: bench.sh DIR padded PERFBOT}
+	perfbot=${3:?$usage}
 	cp "$dir/bugs.c.orig" "$tree/$bugs"
 	"$perfbot" layout diff --patch "$tree" "$dir/base.vmlinux" "$dir/changed.vmlinux" >"$dir/fix.diff"
 	(cd "$tree" && patch -p1 <"$dir/fix.diff")
 	build
 	keep padded
-	"$perfbot" layout diff --patch "$tree" --patch-check "$dir/padded.vmlinux" "$dir/base.vmlinux" "$dir/changed.vmlinux"
+	uptime
+	/usr/bin/time -v -o "$dir/check.time" "$perfbot" layout diff --patch "$tree" --patch-check "$dir/padded.vmlinux" \
+		"$dir/base.vmlinux" "$dir/changed.vmlinux" | tee "$dir/check.txt"
+	grep -E 'Elapsed|Maximum resident' "$dir/check.time"
+	# And the plain diff of the base against the padded change: what stays moved.
+	"$perfbot" layout diff --runs -1 "$dir/base.vmlinux" "$dir/padded.vmlinux" >"$dir/diff-padded.text"
 	;;
 *)
-	echo "bench.sh: unknown step $step (want base, changed or padded)" >&2
+	echo "bench.sh: unknown step $step; $usage" >&2
 	exit 2
 	;;
 esac

@@ -148,4 +148,10 @@ func TestTraceKallsymsNames(t *testing.T) {
 		t.Errorf("root change %q: roots %v, want the .bss and the jumptable runs:%s", rc, rc.Roots, describeRuns(d))
 	}
 	checkTraceInvariants(t, d)
+	// The top change is the jump table, with no symbol before it in
+	// .rodata: the patch's root is found through its root change.
+	root, top, err := PatchRootFor(d, "")
+	if err != nil || top.Name() != "jumptable" || root.Symbol != "mds_user_clear" || root.Kind != Removed {
+		t.Errorf("PatchRootFor: %+v for %v, %v; want the removal of mds_user_clear for jumptable", root, top, err)
+	}
 }

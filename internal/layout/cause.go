@@ -2,7 +2,10 @@
 
 package layout
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // CauseKind says why a shift run starts.
 type CauseKind uint8
@@ -53,6 +56,11 @@ type Cause struct {
 	// assembler), the label where the data ends; Table is then the label
 	// where it starts, or "" when it starts after the symbol After.
 	Until, After string
+	// Names are, for the first Table cause of a run between the labels of
+	// a kernel's symbol table (kallsyms_*), the names that table lost
+	// (Bytes < 0) or gained, decoded from both builds, sorted; Symbol is
+	// then the removed or added symbol among them, if any.
+	Names []string
 	// Count is 1 for a cause about one symbol. Added and Removed causes
 	// beyond the first few of a run are summed into one cause with Symbol
 	// nil and Count symbols; a Reordered cause counts the symbols of A found
@@ -85,10 +93,12 @@ func (c Cause) String() string {
 		return fmt.Sprintf("section start moved %+d bytes", c.Bytes)
 	case c.Kind == Realigned:
 		return fmt.Sprintf("alignment padding changed (%+d bytes)", c.Bytes)
-	case c.Kind == Table && c.Until != "" && c.Table != "":
-		return fmt.Sprintf("table %s resized (%+d bytes, up to label %s)", c.Table, c.Bytes, c.Until)
 	case c.Kind == Table && c.Until != "":
-		return fmt.Sprintf("the data after %s resized (%+d bytes, up to label %s)", c.After, c.Bytes, c.Until)
+		what := "table " + c.Table
+		if c.Table == "" {
+			what = "the data after " + c.After
+		}
+		return fmt.Sprintf("%s resized (%+d bytes, up to label %s%s)", what, c.Bytes, c.Until, c.namesText())
 	case c.Kind == Table && c.Estimated && c.Symbol != nil:
 		return fmt.Sprintf("the name of %s in %s (about %+d bytes)", exportedName(c.Symbol.Name), c.Table, c.Bytes)
 	case c.Kind == Table && c.Symbol != nil:
@@ -97,4 +107,28 @@ func (c Cause) String() string {
 		return fmt.Sprintf("table %s resized (%+d bytes)", c.Table, c.Bytes)
 	}
 	return c.Kind.String()
+}
+
+// maxNamesText bounds the names a cause's text lists.
+const maxNamesText = 6
+
+// namesText describes the names a symbol table lost or gained, or the
+// symbol they are about, for a Table cause between labels.
+func (c Cause) namesText() string {
+	verb := "lost"
+	if c.Bytes > 0 {
+		verb = "gained"
+	}
+	switch {
+	case len(c.Names) > 0:
+		shown := c.Names[:min(len(c.Names), maxNamesText)]
+		more := ""
+		if len(c.Names) > len(shown) {
+			more = fmt.Sprintf(" and %d more", len(c.Names)-len(shown))
+		}
+		return fmt.Sprintf("; the symbol table %s %d names: %s%s", verb, len(c.Names), strings.Join(shown, ", "), more)
+	case c.Symbol != nil:
+		return fmt.Sprintf(", with the names of %s", c.Symbol.Name)
+	}
+	return ""
 }

@@ -76,6 +76,14 @@ func genELF(base uint64, secs []gsec) []byte {
 					contents = append(contents, make([]byte, end-uint64(len(contents)))...)
 				}
 			}
+			at := start
+			for _, p := range s.pieces {
+				if p.align > 1 {
+					at = (at + p.align - 1) / p.align * p.align
+				}
+				copy(contents[at-start:], p.data)
+				at += p.size
+			}
 		}
 		size := uint64(len(contents))
 		h := shdr{name: strOf(s.name), typ: uint32(elf.SHT_PROGBITS), flags: uint64(s.flags | elf.SHF_ALLOC),

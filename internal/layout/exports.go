@@ -4,10 +4,7 @@
 
 package layout
 
-import (
-	"os"
-	"strings"
-)
+import "strings"
 
 // exportNames returns, for the export entries (__ksymtab_NAME) a root
 // run's causes add or remove, the estimated change of __ksymtab_strings:
@@ -108,17 +105,8 @@ func (b *Binary) sectionStrings(name string) map[string]bool {
 	if b.Format != ELF || sec == nil || sec.NoBits || sec.Size == 0 || sec.Size > maxStringTable {
 		return nil
 	}
-	r := b.ra
-	if r == nil {
-		f, err := os.Open(b.Path)
-		if err != nil {
-			return nil
-		}
-		defer f.Close()
-		r = f
-	}
-	buf := make([]byte, sec.Size)
-	if _, err := r.ReadAt(buf, int64(sec.offset)); err != nil {
+	buf, err := b.readAddr(sec, sec.Addr, sec.Size)
+	if err != nil {
 		return nil
 	}
 	out := map[string]bool{}

@@ -7,8 +7,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/perfbot/perfbot/internal/testutil"
 )
@@ -48,10 +50,13 @@ var kernelEnv = []string{"KBUILD_BUILD_TIMESTAMP=2024-01-01", "KBUILD_BUILD_USER
 // after them, as in a defconfig kernel.
 var kernelConfig = []string{"-e", "64BIT", "-e", "JUMP_LABEL", "-e", "MODULES", "-e", "KALLSYMS", "-e", "KALLSYMS_ALL", "-e", "BPF_SYSCALL"}
 
-// make runs make in the tree with the fixed build environment.
+// make runs make in the tree with the fixed build environment, and logs
+// how long it took.
 func (k *kernelTree) make(t *testing.T, args ...string) {
 	t.Helper()
+	start := time.Now()
 	runIn(t, k.dir, "make", append([]string{"-s", fmt.Sprintf("-j%d", runtime.NumCPU())}, args...)...)
+	t.Logf("make %s: %.1f s", strings.Join(args, " "), time.Since(start).Seconds())
 }
 
 // runIn runs a command in dir with kernelEnv, failing the test with its
@@ -167,15 +172,21 @@ func TestKernelTinyconfigKey(t *testing.T) {
 		t.Errorf("first root change %q, want the removal of mds_user_clear", key)
 	}
 	// The .rodata data after the symbol table (kallsyms), which has no
-	// sized symbols, only labels: its run names the tables that shrank.
+	// sized symbols, only labels: its run names the tables that shrank
+	// and the names they lost, the key's among them, so it is part of the
+	// key's root change.
 	var tables *Run
 	for i := range d.Runs {
 		if r := &d.Runs[i]; r.Section == ".rodata" && r.Shift != 0 && r.Root == i && len(r.Tables) > 0 && r.Tables[0].Until != "" {
 			tables = r
 		}
 	}
-	if tables == nil {
+	switch {
+	case tables == nil:
 		t.Errorf("no .rodata run traced to tables between labels")
+	case !slices.Contains(tables.Tables[0].Names, "mds_user_clear") || tables.RootChange != 0:
+		t.Errorf("the .rodata run from %s after the symbol table: names %v, root change %d; want mds_user_clear's, root change 0",
+			tables.First.Name(), tables.Tables[0].Names, tables.RootChange)
 	}
 	// The .bss objects after the key moved by its size.
 	after := changeOf(t, d, "switch_mm_always_ibpb")

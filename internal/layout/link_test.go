@@ -14,6 +14,7 @@ type piece struct {
 	typ   byte   // nm letter
 	size  uint64
 	align uint64
+	data  []byte // the contents of bytes with no symbol, or nil (zeros)
 }
 
 func obj(typ byte, name string, size, align uint64) piece {
@@ -22,6 +23,9 @@ func obj(typ byte, name string, size, align uint64) piece {
 
 // unlabelled returns size bytes that no symbol names.
 func unlabelled(size uint64) piece { return piece{size: size, align: 1} }
+
+// contents returns the bytes b, which no symbol names.
+func contents(b []byte) piece { return piece{size: uint64(len(b)), align: 1, data: b} }
 
 // placed is a symbol where the synthetic linker put it.
 type placed struct {

@@ -81,7 +81,16 @@ func PatchRootFor(d *DiffResult, symbol string) (PatchRoot, *Change, error) {
 			return PatchRoot{Kind: best.Kind, Symbol: best.Symbol.Name, Section: best.Symbol.Section.Name}, c, nil
 		}
 	}
-	return PatchRoot{}, c, fmt.Errorf("no symbol added, removed or resized before %s in %s: its shift comes from an earlier section or a reordering", c.Name(), c.B.Section.Name)
+	// No symbol before it in its section: the trace may know its root in
+	// another one (a kernel's symbol table shrinking with a removed key).
+	if rc := d.RootOf(c); rc != nil {
+		for _, x := range rc.Causes {
+			if x.Symbol != nil && (x.Kind == Removed || x.Kind == Added || x.Kind == Resized) && exportedName(x.Symbol.Name) == "" {
+				return PatchRoot{Kind: x.Kind, Symbol: x.Symbol.Name, Section: x.Symbol.Section.Name}, c, nil
+			}
+		}
+	}
+	return PatchRoot{}, c, fmt.Errorf("no symbol added, removed or resized before %s in %s, and its root change (%v) names none: its shift comes from an earlier section or a reordering", c.Name(), c.B.Section.Name, d.RootOf(c))
 }
 
 // PatchRootNamed makes the root change for symbol name from the diff: a

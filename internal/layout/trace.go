@@ -141,15 +141,16 @@ func (d *DiffResult) traceRuns(matchB []int32) {
 
 // tracer holds what tracing the runs needs besides the runs.
 type tracer struct {
-	d       *DiffResult
-	matchB  []int32
-	elf     bool
-	secs    []*SectionChange          // ELF: by B address
-	byName  map[string]*SectionChange // ELF: by name
-	bare    map[*Section]bool         // ELF: B's sections holding no matched symbol
-	pending map[int][]Cause           // run -> export names not yet met
-	labelsA map[string]*Label         // A's labels by name
-	exports exportStrings
+	d         *DiffResult
+	matchB    []int32
+	elf       bool
+	secs      []*SectionChange          // ELF: by B address
+	byName    map[string]*SectionChange // ELF: by name
+	bare      map[*Section]bool         // ELF: B's sections holding no matched symbol
+	pending   map[int][]Cause           // run -> export names not yet met
+	labelsA   map[string]*Label         // A's labels by name
+	exports   exportStrings
+	kallsymsD kallsymsDiff
 }
 
 func (t *tracer) sections() {
@@ -214,6 +215,7 @@ func (t *tracer) trace(i int, pred *Change) {
 	}
 	tables = append(tables, w.regions...)
 	t.exportTables(tables)
+	t.kallsymsTables(tables)
 	switch {
 	case in == 0 && r.Shift == 0 && len(tables) == 0:
 		// Nothing moved and nothing arrived.

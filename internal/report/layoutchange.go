@@ -49,9 +49,11 @@ func layoutChangeText(b *bytes.Buffer, d *layout.DiffResult, rank int, c *layout
 		fmt.Fprintf(b, "      %s", why)
 		if c.Run >= 0 && d.Runs[c.Run].Shift != 0 {
 			r := &d.Runs[c.Run]
-			fmt.Fprintf(b, " (shift run from %s: %s", r.First.Name(), layoutCauses(r.Causes))
+			fmt.Fprintf(b, " (shift run from %s: %s", r.First.Name(), layoutRunCauses(r))
 			if r.Carried {
 				fmt.Fprintf(b, "; %s; %s", layoutCarry(d, r, false), layoutRootRef(d, r))
+			} else if rc := d.RootOf(c); rc != nil && len(rc.Roots) > 1 {
+				fmt.Fprintf(b, "; %s", layoutRootRef(d, r))
 			}
 			b.WriteString(")")
 		}

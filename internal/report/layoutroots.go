@@ -130,14 +130,23 @@ func layoutRootRef(d *layout.DiffResult, r *layout.Run) string {
 // where its shift came from and its root change.
 func layoutRunText(b *bytes.Buffer, d *layout.DiffResult, r *layout.Run) {
 	fmt.Fprintf(b, "  %-10s %+6d  from %s (%s, %d bytes): %s\n",
-		r.Section, r.Shift, r.First.Name(), layoutCount(r.Count, "symbol", "symbols"), r.Bytes(), layoutCauses(r.Causes))
+		r.Section, r.Shift, r.First.Name(), layoutCount(r.Count, "symbol", "symbols"), r.Bytes(), layoutRunCauses(r))
 	if carry := layoutCarry(d, r, true); carry != "" {
 		fmt.Fprintf(b, "  %18s%s; %s\n", "", carry, layoutRootRef(d, r))
-	} else if len(r.Tables) > 0 {
+	} else if len(r.Tables) > 0 && len(r.Causes) > 0 {
 		fmt.Fprintf(b, "  %18swith %s\n", "", layoutCauses(r.Tables))
 	} else if r.Break != "" {
 		fmt.Fprintf(b, "  %18suntraced: %s\n", "", r.Break)
 	}
+}
+
+// layoutRunCauses describes a run's own causes or, when the tables before
+// it explain all of its shift (no padding left over), those tables.
+func layoutRunCauses(r *layout.Run) string {
+	if len(r.Causes) == 0 && len(r.Tables) > 0 && !r.Carried {
+		return layoutCauses(r.Tables)
+	}
+	return layoutCauses(r.Causes)
 }
 
 // layoutRootsJSON returns the root changes for the JSON report, cut to

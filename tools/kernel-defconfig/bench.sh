@@ -58,7 +58,7 @@ diff)
 	cd "$dir"
 	uptime
 	for f in text json; do
-		/usr/bin/time -v -o diff.$f.time "$perfbot" layout diff -f $f --runs -1 --top 20 base.vmlinux changed.vmlinux >diff.$f
+		/usr/bin/time -v -o diff.$f.time "$perfbot" layout diff -f $f --shifts -1 --top 20 base.vmlinux changed.vmlinux >diff.$f
 		grep -E 'Elapsed|Maximum resident' diff.$f.time
 	done
 	;;
@@ -74,7 +74,7 @@ padded)
 		"$dir/base.vmlinux" "$dir/changed.vmlinux" | tee "$dir/check.txt"
 	grep -E 'Elapsed|Maximum resident' "$dir/check.time"
 	# And the plain diff of the base against the padded change: what stays moved.
-	"$perfbot" layout diff --runs -1 "$dir/base.vmlinux" "$dir/padded.vmlinux" >"$dir/diff-padded.text"
+	"$perfbot" layout diff --shifts -1 "$dir/base.vmlinux" "$dir/padded.vmlinux" >"$dir/diff-padded.text"
 	;;
 *)
 	echo "bench.sh: unknown step $step; $usage" >&2

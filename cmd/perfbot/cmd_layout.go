@@ -52,6 +52,7 @@ of a job, built by perfbot). See perfbot help layout diff and docs/layout.md.
 Exit status: that of the sub-command; 2 on a missing or unknown one.`,
 	}
 	cmd.AddCommand(newLayoutDiffCmd(a))
+	needSubcommand(cmd)
 	return cmd
 }
 

@@ -197,6 +197,7 @@ Exit status: 0 a culprit was found and confirmed (or queued, with
 	cmd.AddCommand(cmp, bis, newSubmitTriageCmd(a, &f))
 	cmd.AddCommand(newSubmitWatchCmd(a, &f))
 	cmd.AddCommand(newSubmitSensitivityCmd(a, &f))
+	needSubcommand(cmd)
 	return cmd
 }
 

@@ -54,3 +54,22 @@ func TestVersion(t *testing.T) {
 		t.Errorf("perfbot version extra: exit %d, stderr %q; want exit 2", code, stderr)
 	}
 }
+
+// TestGroupCommandsRefuse: layout and submit only group sub-commands; a
+// missing or unknown one is an error (exit 2) naming the valid ones, as
+// their help says, not the help and exit 0.
+func TestGroupCommandsRefuse(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"layout"}, "layout: name a sub-command: diff"},
+		{[]string{"layout", "dif"}, `layout: unknown sub-command "dif": want diff`},
+		{[]string{"submit", "triag"}, `submit: unknown sub-command "triag": want bisect, compare, sensitivity, triage, watch`},
+	} {
+		code, _, stderr := runPerfbot(c.args...)
+		if code != exitError || !strings.Contains(stderr, c.want) {
+			t.Errorf("perfbot %s: exit %d, stderr %q; want 2 and %q", strings.Join(c.args, " "), code, stderr, c.want)
+		}
+	}
+}

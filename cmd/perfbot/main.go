@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -208,4 +209,23 @@ func isTerminal(w io.Writer) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// needSubcommand makes a command that only groups sub-commands (layout,
+// submit) refuse a missing or unknown sub-command with exit status 2, as
+// its help says, instead of printing the help and exiting 0.
+func needSubcommand(cmd *cobra.Command) {
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		var names []string
+		for _, s := range c.Commands() {
+			if s.IsAvailableCommand() {
+				names = append(names, s.Name())
+			}
+		}
+		if len(args) == 0 {
+			return fmt.Errorf("%s: name a sub-command: %s (see perfbot help %s)", c.Name(), strings.Join(names, ", "), c.Name())
+		}
+		return fmt.Errorf("%s: unknown sub-command %q: want %s (see perfbot help %s)", c.Name(), args[0], strings.Join(names, ", "), c.Name())
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/store"
+	"github.com/perfbot/perfbot/internal/triage"
 	"github.com/perfbot/perfbot/internal/watch"
 )
 
@@ -153,8 +154,18 @@ func (p *watchPlaces) Open(ctx context.Context, jc watch.JobConfig, j *job.Job, 
 	if err != nil {
 		return nil, fmt.Errorf("%s: repo: %w", j.File, err)
 	}
-	env, done := p.s.Env(SpecOf(j, data), class, repo, p.logf)
-	return &watch.Place{Env: env, Close: done}, nil
+	spec := SpecOf(j, data)
+	env, done := p.s.Env(spec, class, repo, p.logf)
+	// A culprit's triage takes every experiment on one machine of the
+	// class, as perfbot submit triage does (triageOn).
+	tri := func(ctx context.Context, tc triage.Config) (*triage.Result, error) {
+		_, b, err := p.s.ws.open(ctx, spec, tc.Base, tc.Changed)
+		if err != nil {
+			return nil, err
+		}
+		return p.s.triageOn(ctx, spec, class, b, tc, p.logf)
+	}
+	return &watch.Place{Env: env, Close: done, Triage: tri}, nil
 }
 
 func (p *watchPlaces) Store(context.Context, watch.JobConfig) (*store.Store, func(), error) {

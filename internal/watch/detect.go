@@ -196,7 +196,11 @@ func (w *Watcher) triage(ctx context.Context, s *Place, jc JobConfig, j *job.Job
 		return nil, err
 	}
 	var log bytes.Buffer
-	res, err := triage.Run(ctx, triage.Config{Env: env, Job: j, Base: parent.Hash, Changed: culprit.Hash, Metric: metricName,
+	run := triage.Run
+	if s.Triage != nil {
+		run = s.Triage
+	}
+	res, err := run(ctx, triage.Config{Env: env, Job: j, Base: parent.Hash, Changed: culprit.Hash, Metric: metricName,
 		Alpha: jc.Alpha, EffectPct: jc.Effect, Log: &log})
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/measure"
 	"github.com/perfbot/perfbot/internal/store"
+	"github.com/perfbot/perfbot/internal/triage"
 )
 
 // Place is where one job is measured in one cycle: the Env its
@@ -20,6 +21,10 @@ type Place struct {
 	BuildDir string
 	// Close releases what Open took (nil: nothing).
 	Close func()
+	// Triage triages a culprit against its parent (nil: triage.Run over
+	// Env). A fleet's takes every experiment on one machine of the job's
+	// class, as perfbot submit triage does.
+	Triage func(ctx context.Context, cfg triage.Config) (*triage.Result, error)
 }
 
 // Places says where a watch file's jobs are measured and kept. nil in a

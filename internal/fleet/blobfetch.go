@@ -27,9 +27,16 @@ func getBlobFile(ctx context.Context, pool *pgxpool.Pool, h, path string) (err e
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o755)
+	// A temporary file of its own: two downloads to one path never write
+	// into one file.
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
 	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	if err := f.Chmod(0o755); err != nil {
+		f.Close()
+		os.Remove(tmp)
 		return err
 	}
 	defer func() {

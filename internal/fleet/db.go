@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -21,6 +22,13 @@ func Connect(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--db %q: %w", Redact(url), err)
 	}
+	// pgxpool's default (4 connections on a small server) is too few: the
+	// watch scheduler and every running watch cycle hold a connection for
+	// their advisory locks, River's listener one more. pool_max_conns in
+	// the URL still decides.
+	if !strings.Contains(url, "pool_max_conns") {
+		cfg.MaxConns = max(cfg.MaxConns, MinPoolConns)
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("--db %s: %w", Redact(url), err)
@@ -31,6 +39,10 @@ func Connect(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	}
 	return pool, nil
 }
+
+// MinPoolConns is the fewest connections a fleet process's pool holds
+// unless the URL's pool_max_conns says otherwise.
+const MinPoolConns = 32
 
 // Redact hides a password in a database URL for messages
 // (store.RedactURL).

@@ -17,6 +17,7 @@ import (
 	"github.com/perfbot/perfbot/internal/measure"
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/triage"
+	"github.com/perfbot/perfbot/internal/verdict"
 )
 
 // TriageArgs is a perfbot.triage job: triage the change from Base to
@@ -68,11 +69,11 @@ func (a TriageArgs) check() error {
 // table and the floats JSON cannot carry), or the error that ended it (a
 // build that fails, a metric no run printed).
 type TriageOutput struct {
-	Verdict  string `json:"verdict,omitempty"`
-	Sentence string `json:"sentence,omitempty"`
-	Machine  string `json:"machine,omitempty"`
-	Report   []byte `json:"report,omitempty"`
-	Error    string `json:"error,omitempty"`
+	Verdict  verdict.Verdict `json:"verdict,omitempty"`
+	Sentence string          `json:"sentence,omitempty"`
+	Machine  string          `json:"machine,omitempty"`
+	Report   []byte          `json:"report,omitempty"`
+	Error    string          `json:"error,omitempty"`
 }
 
 // triageOutput makes the output of a triage that ended with res and err.
@@ -84,7 +85,7 @@ func triageOutput(res *triage.Result, err error) (TriageOutput, error) {
 	if res == nil {
 		return out, nil
 	}
-	out.Verdict, out.Sentence, out.Machine = string(res.Verdict), res.Sentence, res.Machine
+	out.Verdict, out.Sentence, out.Machine = res.Verdict, res.Sentence, res.Machine
 	data, err := encodeGob(res)
 	if err != nil {
 		return out, fmt.Errorf("recording the triage's result: %w", err)

@@ -34,6 +34,26 @@ type workspace struct {
 	pool  *pgxpool.Pool
 	local *store.Store
 	mu    sync.Mutex // one git clone or fetch at a time
+
+	keysMu sync.Mutex
+	keys   map[string]*sync.Mutex // one download of a build key's artifacts at a time
+}
+
+// keyLock is the lock of build key's artifacts: two jobs of one server
+// that need one build (a watch's builds go side by side) must not both
+// empty and fill its folder.
+func (w *workspace) keyLock(key string) *sync.Mutex {
+	w.keysMu.Lock()
+	defer w.keysMu.Unlock()
+	if w.keys == nil {
+		w.keys = map[string]*sync.Mutex{}
+	}
+	m := w.keys[key]
+	if m == nil {
+		m = new(sync.Mutex)
+		w.keys[key] = m
+	}
+	return m
 }
 
 func openWorkspace(dir string, pool *pgxpool.Pool) (*workspace, error) {
@@ -174,6 +194,9 @@ func (w *workspace) restore(ctx context.Context, j *job.Job, b *build.Builder, s
 // local artifact is never used, and neither is a build of the key other
 // than the one the round was planned with.
 func (w *workspace) artifacts(ctx context.Context, key string, arts map[string]string) (*store.BuildRecord, error) {
+	l := w.keyLock(key)
+	l.Lock()
+	defer l.Unlock()
 	fb, err := getBuild(ctx, w.pool, key)
 	if err != nil {
 		return nil, err

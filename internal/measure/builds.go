@@ -21,7 +21,8 @@ type ParallelBuilder interface {
 // buildAll builds every target, each to its TargetOutcome: one after
 // another, or all at once with a ParallelBuilder. A target that does not
 // build gets BuildErr; an error of perfbot itself (not build.ErrFailed)
-// is returned, the first one in target order, after every build ended.
+// cancels the builds still going and is returned, the first one in target
+// order that is not the cancellation it caused.
 func (m *measurement) buildAll(ctx context.Context, b Builder) error {
 	targets := m.out.Targets
 	n := len(targets)
@@ -36,21 +37,34 @@ func (m *measurement) buildAll(ctx context.Context, b Builder) error {
 	}
 	var mu sync.Mutex // Progress is not required to be safe for concurrent use
 	errs := make([]error, n)
+	// An error of perfbot itself stops the other builds at once (a kernel
+	// build takes half an hour); a build that fails does not.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var wg sync.WaitGroup
 	for i := range targets {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = m.buildOne(ctx, b, i, &mu)
+			if errs[i] = m.buildOne(ctx, b, i, &mu); errs[i] != nil {
+				cancel()
+			}
 		}()
 	}
 	wg.Wait()
+	var first error
 	for _, err := range errs {
-		if err != nil {
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, context.Canceled) {
 			return err
 		}
+		if first == nil {
+			first = err
+		}
 	}
-	return nil
+	return first
 }
 
 // buildOne builds target i, telling Progress (under mu when not nil).

@@ -217,8 +217,12 @@ func (m *StoreMeasurer) MeasureOn(ctx context.Context, key string, reqs []Reques
 func (m *StoreMeasurer) measureWith(ctx context.Context, exec measure.Executor, reqs []Request) (*Batch, error) {
 	m.init()
 	batch := &Batch{}
+	// One target per commit: a look may ask for one commit twice (the
+	// culprit of a check that did not confirm is also its range's bad
+	// end); it is measured once, with the most runs asked for.
+	uniq, reqOf := mergeRequests(reqs)
 	var targets []measure.Target
-	for _, r := range reqs {
+	for _, r := range uniq {
 		for _, v := range m.Variants {
 			runs := r.Runs
 			if runs <= 0 {
@@ -242,11 +246,15 @@ func (m *StoreMeasurer) measureWith(ctx context.Context, exec measure.Executor, 
 	if err != nil {
 		return m.finish(batch), err
 	}
-	buildErr := make([]error, len(reqs))
+	uniqErr := make([]error, len(uniq))
 	for k, t := range out.Targets {
-		if i := k / len(m.Variants); buildErr[i] == nil {
-			buildErr[i] = t.BuildErr
+		if i := k / len(m.Variants); uniqErr[i] == nil {
+			uniqErr[i] = t.BuildErr
 		}
+	}
+	buildErr := make([]error, len(reqs))
+	for i := range reqs {
+		buildErr[i] = uniqErr[reqOf[i]]
 	}
 
 	// What is stored now.
@@ -286,6 +294,28 @@ func (m *StoreMeasurer) measureWith(ctx context.Context, exec measure.Executor, 
 		}
 	}
 	return m.finish(batch), nil
+}
+
+// mergeRequests makes one request of those for one commit (the most runs,
+// from the lowest run number), and says which merged request each of reqs
+// became.
+func mergeRequests(reqs []Request) (uniq []Request, reqOf []int) {
+	at := map[string]int{}
+	reqOf = make([]int, len(reqs))
+	for i, r := range reqs {
+		j, seen := at[r.Commit.Hash]
+		if !seen {
+			j = len(uniq)
+			at[r.Commit.Hash] = j
+			uniq = append(uniq, r)
+		} else {
+			u := &uniq[j]
+			u.Runs = max(u.Runs, r.Runs)
+			u.From = min(u.From, r.From)
+		}
+		reqOf[i] = j
+	}
+	return uniq, reqOf
 }
 
 // wait tells the log that another perfbot holds the machine.

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 )
 
 // MachineLostError ends a bound Remote's measurement when its machine
@@ -80,14 +79,8 @@ func (c *Client) Quietest(ctx context.Context, class string, skip []string) (str
 			slices.SortStableFunc(live, func(a, b string) int { return busy[a] - busy[b] })
 			return live[0], nil
 		}
-		if !told {
-			c.Log("waiting for a live machine of class %s", class)
-			told = true
-		}
-		select {
-		case <-ctx.Done():
-			return "", ctx.Err()
-		case <-time.After(time.Second):
+		if err := c.awaitLive(ctx, class, &told); err != nil {
+			return "", err
 		}
 	}
 }

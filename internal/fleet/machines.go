@@ -94,14 +94,8 @@ func (c *Client) pick(ctx context.Context, class, pin string, n int) (string, er
 			return m, nil
 		}
 		c.mu.Unlock()
-		if !told {
-			c.Log("waiting for a live machine of class %s", class)
-			told = true
-		}
-		select {
-		case <-ctx.Done():
-			return "", ctx.Err()
-		case <-time.After(time.Second):
+		if err := c.awaitLive(ctx, class, &told); err != nil {
+			return "", err
 		}
 	}
 }
@@ -125,4 +119,19 @@ func (s *Server) Pins() int {
 	s.client.mu.Lock()
 	defer s.client.mu.Unlock()
 	return len(s.client.pins)
+}
+
+// awaitLive waits a second for a machine of class to come alive, saying
+// so in the log the first time (told); it ends with ctx.
+func (c *Client) awaitLive(ctx context.Context, class string, told *bool) error {
+	if !*told {
+		c.Log("waiting for a live machine of class %s", class)
+		*told = true
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Second):
+		return nil
+	}
 }

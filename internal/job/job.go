@@ -93,6 +93,14 @@ type Job struct {
 	// Monitors run beside every measured run ("monitors:"; see
 	// monitors.go); none by default.
 	Monitors []Monitor
+	// Ignore are path globs of changes that cannot matter to the
+	// benchmark ("ignore:", as CI systems' paths-ignore; see Ignored): a
+	// commit whose diff touches only these is not measured.
+	Ignore []string
+	// Gate is the pull-request gate's policy ("gate:"; see gate.go).
+	Gate Gate
+	// Qualify says how a runner is qualified for the gate ("qualify:").
+	Qualify Qualify
 }
 
 // Build says how to build one commit.

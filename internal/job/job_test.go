@@ -411,3 +411,74 @@ func TestSyntaxErrorFormat(t *testing.T) {
 		}
 	}
 }
+
+func TestCISections(t *testing.T) {
+	dir := t.TempDir()
+	src := `repo: .
+build: {command: make}
+run: {command: ./b}
+metrics:
+  - {name: t_ms, regex: 't: (?P<value>[0-9.]+)', better: lower}
+variants:
+  slow: {env: {CFLAGS: -DSLOW}}
+ignore: [docs/**, "*.md", /top.txt]
+gate:
+  threshold: 3%
+  metrics: {t_ms: 2, maxrss: }
+  alpha: 0.01
+  max_runs: 40
+  max_time: 5m
+  alignment: fail
+  inconclusive: pass
+  triage: false
+qualify:
+  slowdown: {variant: slow}
+`
+	jobs, err := Parse(filepath.Join(dir, "j.yaml"), []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := jobs[0]
+	g := j.Gate
+	if g.ThresholdPct != 3 || len(g.Metrics) != 2 || g.Metrics[0] != (GateMetric{"t_ms", 2}) || g.Metrics[1] != (GateMetric{"time.maximum_resident_set_size", 0}) ||
+		g.Alpha != 0.01 || g.MaxRuns != 40 || g.MaxTime != 5*time.Minute || g.Alignment != PolicyFail || g.Inconclusive != PolicyPass || !g.NoTriage {
+		t.Errorf("gate = %+v", g)
+	}
+	if j.Qualify.Slowdown == nil || j.Qualify.Slowdown.Variant != "slow" {
+		t.Errorf("qualify = %+v", j.Qualify)
+	}
+	for path, want := range map[string]bool{"docs/a/b.c": true, "README.md": true, "x/y/z.md": true, "top.txt": true, "x/top.txt": false, "main.c": false, "docsx/a": false} {
+		if got := j.Ignored(path); got != want {
+			t.Errorf("Ignored(%q) = %v, want %v", path, got, want)
+		}
+	}
+	plainKey := func(s string) string {
+		js, err := Parse(filepath.Join(dir, "j.yaml"), []byte(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return js[0].Key()
+	}
+	if plainKey(src) != plainKey(strings.SplitN(src, "ignore:", 2)[0]) {
+		t.Error("the CI sections changed the job key")
+	}
+	for _, bad := range []struct{ yaml, want string }{
+		{"gate: {threshold: -1}", "gate.threshold"},
+		{"gate: {threshold: lots}", "gate.threshold: expected a number"},
+		{"gate: {metrics: {nosuch: 3}}", `gate.metrics.nosuch: the job reads no metric "nosuch"`},
+		{"gate: {alignment: maybe}", "gate.alignment: want pass, fail"},
+		{"gate: {alpha: 0.7}", "gate.alpha"},
+		{"gate: {max_runs: 2}", "gate.max_runs"},
+		{"gate: {triage: yes please}", "gate.triage"},
+		{"qualify: {slowdown: {variant: fast}}", `qualify.slowdown.variant: the job declares no variant "fast"`},
+		{"qualify: {slowdown: {}}", "qualify.slowdown: want exactly one"},
+		{"ignore: ['[']", "ignore[0]: invalid glob"},
+		{"ignore: docs", "ignore: expected a list"},
+	} {
+		s := strings.SplitN(src, "ignore:", 2)[0] + bad.yaml + "\n"
+		_, err := Parse(filepath.Join(dir, "j.yaml"), []byte(s))
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s: error %v, want %q", bad.yaml, err, bad.want)
+		}
+	}
+}

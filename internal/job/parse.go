@@ -94,6 +94,10 @@ func parse(file string, data []byte, checkRepo bool) ([]*Job, error) {
 	}
 	for _, j := range jobs {
 		metric.ExcludeNamed(j.Metrics)
+		p.checkCI(j)
+	}
+	if len(p.errs) > 0 {
+		return nil, p.sorted()
 	}
 	return jobs, nil
 }
@@ -110,6 +114,9 @@ type parser struct {
 	// says, when that is readable.
 	hasSuite bool
 	suite    *suiteRef
+	// The gate: and qualify.slowdown nodes, for checks against the metrics
+	// and variants (checkCI).
+	gateNode, slowdownNode *yaml.Node
 }
 
 func (p *parser) errorf(n *yaml.Node, field, format string, args ...any) {
@@ -137,7 +144,7 @@ var (
 )
 
 var (
-	topFields     = []string{"name", "repo", "build", "run", "suite", "runs", "warmup", "metrics", "variants", "params", "monitors"}
+	topFields     = []string{"name", "repo", "build", "run", "suite", "runs", "warmup", "metrics", "variants", "params", "monitors", "ignore", "gate", "qualify"}
 	buildFields   = []string{"command", "artifacts", "env", "timeout"}
 	runFields     = []string{"command", "env", "timeout", "cpu"}
 	metricFields  = []string{"name", "regex", "json", "gobench", "builtin", "format", "from", "unit", "better"}
@@ -214,6 +221,13 @@ func (p *parser) job(root *yaml.Node) (*Job, []param) {
 			params = p.params(f.v)
 		case "monitors":
 			j.Monitors = p.monitors(f.v)
+		case "ignore":
+			j.Ignore = p.ignore(f.v)
+		case "gate":
+			p.gateNode = f.v
+			j.Gate = p.gate(f.v)
+		case "qualify":
+			j.Qualify = p.qualify(f.v)
 		}
 	}
 	for _, req := range []struct {

@@ -21,6 +21,7 @@ const (
 	FormatMarkdown  Format = "markdown"  // GitHub-flavoured Markdown, for a PR comment or a step summary
 	FormatEmail     Format = "email"     // a plain-text mail body, the 0-day robot's layout
 	FormatSVG       Format = "svg"       // a standalone figure
+	FormatBMF       Format = "bmf"       // Bencher Metric Format (JSON), for a Bencher dashboard
 )
 
 // The formats of each report kind, the default first.
@@ -31,6 +32,8 @@ var (
 	HistoryFormats     = []Format{FormatText, FormatJSON, FormatCSV, FormatSVG}
 	LayoutFormats      = []Format{FormatText, FormatJSON}
 	SensitivityFormats = []Format{FormatText, FormatJSON}
+	GateFormats        = []Format{FormatText, FormatMarkdown, FormatJSON} // perfbot gate
+	QualifyFormats     = []Format{FormatText, FormatMarkdown, FormatJSON} // perfbot qualify
 	// ListFormats are the formats of a listing (findings, a fleet's jobs).
 	ListFormats = []Format{FormatText, FormatJSON}
 )

@@ -124,17 +124,19 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			res.Runner.Machine = out.Targets[0].Runs[0].Machine
 		}
 		overall := Overall(gatedOf(res.Metrics))
+		// Byte-identical builds are the same program: the first look only
+		// checks that nothing outside the artifacts changed.
+		if res.Looks == 1 && res.Identical && overall != Regressed && agrees(res.Metrics) {
+			res.Outcome = Unchanged
+			res.Reason = fmt.Sprintf("the builds' artifacts are byte-identical (%s) and the first look agrees (no sign of a change, p >= %.2g, within half of each threshold)", listArtifacts(j), identityLevel)
+			break
+		}
 		if overall == Regressed {
 			res.Outcome = Regression
 			break
 		}
 		if overall == Within {
 			res.Outcome = Pass
-			break
-		}
-		if res.Looks == 1 && res.Identical && agrees(res.Metrics) {
-			res.Outcome = Unchanged
-			res.Reason = fmt.Sprintf("the builds' artifacts are byte-identical (%s) and the first look agrees (no sign of a change, p >= %.2g, within half of each threshold)", listArtifacts(j), identityLevel)
 			break
 		}
 		next := design.Next(n)

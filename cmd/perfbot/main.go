@@ -102,8 +102,8 @@ runs, an embedded results store), prints the 0-day robot's comparison table
 with a real statistical test beside it, and explains layout changes between
 two binaries.
 
-Exit status: 0 success and no regression; 1 a regression (compare, triage)
-or no confirmed culprit (bisect); 2 error; 3 inconclusive (triage).`,
+Exit status: 0 success and no regression; 1 a regression (compare, triage, gate)
+or no confirmed culprit (bisect); 2 error; 3 inconclusive (triage, gate).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// --wait reaches every lock a command takes through its context.
@@ -123,6 +123,7 @@ or no confirmed culprit (bisect); 2 error; 3 inconclusive (triage).`,
 		newCompareCmd(a),
 		newBisectCmd(a),
 		newTriageCmd(a),
+		newGateCmd(a),
 		newLayoutCmd(a),
 		newDemoCmd(a),
 		newGCCmd(a),

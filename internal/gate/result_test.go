@@ -36,7 +36,7 @@ func TestTriageOutcome(t *testing.T) {
 		res := regressed()
 		res.AlignmentPolicy = tc.policy
 		applyTriage(res, &triage.Result{Verdict: tc.v, Metric: "text_ms", Sentence: "because",
-			DecidedBy: []triage.ExperimentName{triage.ForcedExperiment},
+			DecidedBy:   []triage.ExperimentName{triage.ForcedExperiment},
 			Experiments: []triage.Experiment{{Name: triage.PlainExperiment}, {Name: triage.ForcedExperiment, Title: "aligned", Outcome: triage.OutcomeSame, Reason: "gone"}}})
 		code, _ := res.ExitStatus()
 		if res.Outcome != tc.want || code != tc.exit {

@@ -74,6 +74,9 @@ func applyTriage(res *Result, tr *triage.Result) {
 		}
 	}
 	for _, s := range tr.Suspects {
+		if !tr.Verdict.IsArtifact() {
+			break
+		}
 		t.Evidence = append(t.Evidence, fmt.Sprintf("suspect %s %s (%s): offset in its cache line %d -> %d", s.Kind, s.Name, s.Section, s.OffBase, s.OffChanged))
 		break
 	}

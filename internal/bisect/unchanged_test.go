@@ -17,7 +17,8 @@ import (
 // TestBisectIgnored: over a range whose commits around a 50 % slowdown
 // change only documentation, the steps at documentation commits are
 // decided by their diff from a classified neighbour, with no run and no
-// build, and the culprit is still the slowdown.
+// build, and the culprit is still the slowdown; the ranges left beside
+// it, whose ends differ only in documentation, are not measured.
 func TestBisectIgnored(t *testing.T) {
 	testutil.NeedTool(t, "git", "gcc")
 	r := testutil.NewGitRepo(t)
@@ -65,6 +66,11 @@ metrics:
 	for _, s := range res.Steps {
 		if s.Unchanged && (s.Runs != 0 || !strings.Contains(s.Reason, "only ignored paths changed")) {
 			t.Errorf("step %+v: decided by its diff, want 0 runs and the reason", s)
+		}
+	}
+	for _, rg := range res.Ranges[1:] {
+		if rg.Status != RangeSame || rg.Ends != nil || !strings.Contains(rg.Note, "only ignored paths changed") {
+			t.Errorf("range %+v: its ends differ only in ignored paths: want same, not measured", rg)
 		}
 	}
 	// doc 2 is the culprit's parent: the check measures it.

@@ -1,15 +1,18 @@
-package bisect
+package bisect_test
 
 import (
+	"bytes"
 	"context"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/perfbot/perfbot/internal/bisect"
 	"github.com/perfbot/perfbot/internal/build"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/measure"
+	"github.com/perfbot/perfbot/internal/report"
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/testutil"
 )
@@ -53,7 +56,7 @@ metrics:
 		t.Fatal(err)
 	}
 	env := measure.Env{Store: st, Repo: repo, Builder: &build.Builder{Repo: repo, Store: st, Dir: dir}, CPU: "none", Logf: t.Logf}
-	res, err := Run(ctx, Config{Env: env, Job: jobs[0], Good: good, Bad: bad, NoTriage: true, Speculate: SpeculateNone, Seed: 1})
+	res, err := bisect.Run(ctx, bisect.Config{Env: env, Job: jobs[0], Good: good, Bad: bad, NoTriage: true, Speculate: bisect.SpeculateNone, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,10 +72,21 @@ metrics:
 		}
 	}
 	for _, rg := range res.Ranges[1:] {
-		if rg.Status != RangeSame || rg.Ends != nil || !strings.Contains(rg.Note, "only ignored paths changed") {
+		if rg.Status != bisect.RangeSame || rg.Ends != nil || !strings.Contains(rg.Note, "only ignored paths changed") {
 			t.Errorf("range %+v: its ends differ only in ignored paths: want same, not measured", rg)
 		}
 	}
+	var text, js bytes.Buffer
+	if err := report.WriteBisect(&text, &report.BisectReport{Result: res}, "text"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "2 steps decided by the diff from a classified neighbour") || !strings.Contains(text.String(), "(by its diff)") {
+		t.Errorf("the report does not count the steps decided by their diff:\n%s", text.String())
+	}
+	if err := report.WriteBisect(&js, &report.BisectReport{Result: res}, "json"); err != nil {
+		t.Fatal(err)
+	}
+	testutil.ValidateJSON(t, "bisect", js.Bytes())
 	// doc 2 is the culprit's parent: the check measures it.
 	for _, h := range []string{doc1, doc3} {
 		if runs, err := st.RunsWithoutValues(ctx, jobs[0].Key(), h, ""); err != nil || len(runs) != 0 {

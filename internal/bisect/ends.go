@@ -99,6 +99,19 @@ func (b *bisector) badValues() []float64 { return b.ends[1].replicates() }
 // twice as many, as the main range's ends do.
 func (b *bisector) rangeEnds(ctx context.Context) error {
 	st, rg := b.st, b.rg()
+	if b.opt.Relevance != nil {
+		why, err := b.opt.Relevance(ctx, rg.Good.Hash, rg.Bad.Hash)
+		if err != nil {
+			return err
+		}
+		if why != "" {
+			rg.Status = RangeSame
+			rg.Note = "its ends are the same: " + why + "; not measured"
+			b.logf("range %d (%s): %s", st.Range+1, b.rangeName(st.Range), rg.Note)
+			st.Phase = PhaseNext
+			return nil
+		}
+	}
 	n := b.opt.CheckRuns
 	for {
 		ss, err := b.measure(ctx, b.endsRequests(n))

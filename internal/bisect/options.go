@@ -98,6 +98,10 @@ type options struct {
 	// paths) for the search inside merges; nil uses the Measurer when it
 	// implements [Graph], else merges are not searched.
 	Graph Graph
+	// Relevance, when set, decides a candidate at once when its diff from
+	// a classified neighbour cannot matter (see inherit); nil measures
+	// every candidate.
+	Relevance Relevance
 	// Triage, when set, is called on the culprit and its parent.
 	Triage func(ctx context.Context, parent, culprit gitrev.Commit) (*Triage, error)
 	// Resume continues the bisection this state describes; nil starts

@@ -55,6 +55,10 @@ type Step struct {
 	// Between is set when, looking for every culprit, the commit differs
 	// from both ends toward each other: the range was split there.
 	Between bool `json:"between,omitempty"`
+	// Unchanged is set when the commit's diff from a classified neighbour
+	// touches only paths the job ignores: it took that neighbour's
+	// verdict with no run.
+	Unchanged bool `json:"unchanged,omitempty"`
 	// Range is the index in Result.Ranges of the range searched (0, the
 	// main range, is left out of the JSON); Index is on its path.
 	Range  int         `json:"range,omitempty"`

@@ -105,6 +105,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		EndRuns: cfg.Runs, StepRuns: cfg.StepRuns, MaxRuns: cfg.MaxRuns, CheckRuns: cfg.CheckRuns,
 		Fixed: cfg.Fixed, Speculate: spec, Parallel: cfg.Parallel, Resume: resume, Save: SaveState(env.Store, key), Log: logf,
 		MaxCulprits: cfg.MaxCulprits, ExtraRuns: cfg.ExtraRuns, FirstParentOnly: cfg.FirstParentOnly, Graph: GitGraph{Repo: env.Repo},
+		Relevance: JobRelevance(env.Repo, j),
 	}
 	if cfg.triages() {
 		opt.Triage = triageWith(cfg.Triage, triage.Config{Env: env.Pinned(cpu), Job: j, Metric: ref.Name, Preset: preset.Name()})

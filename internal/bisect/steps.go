@@ -78,24 +78,29 @@ func (b *bisector) step(ctx context.Context) error {
 	remaining := st.Hi - st.Lo
 	b.logf("step %d: testing %s %q (%d commits left, about %d more steps)", len(r.Steps)+1, cand.Short(), cand.Subject, remaining, stepsLeft(remaining))
 
-	// Work ahead: the two commits the next step may test.
+	s := Step{N: len(r.Steps) + 1, Index: m, Commit: cand, Remaining: remaining, Range: st.Range}
+	decided, err := b.inherit(ctx, &s, st.Lo, st.Hi)
 	var next []gitrev.Commit
-	if b.opt.Speculate != SpeculateNone {
-		for _, i := range []int{b.pick(st.Lo, m), b.pick(m, st.Hi)} {
-			if i >= 0 {
-				next = append(next, b.path[i])
+	if err == nil && !decided {
+		// Work ahead: the two commits the next step may test.
+		if b.opt.Speculate != SpeculateNone {
+			for _, i := range []int{b.pick(st.Lo, m), b.pick(m, st.Hi)} {
+				if i >= 0 {
+					next = append(next, b.path[i])
+				}
 			}
 		}
+		if pf, ok := b.opt.Measurer.(Prefetcher); ok && b.opt.Speculate == SpeculateBuild && len(next) > 0 {
+			pf.Prefetch(ctx, next)
+		}
 	}
-	if pf, ok := b.opt.Measurer.(Prefetcher); ok && b.opt.Speculate == SpeculateBuild && len(next) > 0 {
-		pf.Prefetch(ctx, next)
-	}
-
-	s := Step{N: len(r.Steps) + 1, Index: m, Commit: cand, Remaining: remaining, Range: st.Range}
-	var err error
-	if b.opt.Fixed > 0 {
+	switch {
+	case err != nil:
+		return err
+	case decided:
+	case b.opt.Fixed > 0:
 		err = b.classifyFixed(ctx, &s)
-	} else {
+	default:
 		err = b.classify(ctx, &s, next)
 	}
 	if err != nil {

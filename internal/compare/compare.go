@@ -44,6 +44,15 @@ type Column struct {
 	// Versions are the perfbot versions that took the column's runs,
 	// sorted (tables read from the store; "" for runs that do not say).
 	Versions []string
+	// Unchanged, when not "", says why the column was not measured (0
+	// runs, no samples): its diff from the base touches only paths the
+	// job ignores ("only ignored paths changed: README.md").
+	Unchanged string
+	// Identical is true when the column's build artifacts load the same
+	// bytes as the base's although its diff touches other paths: it was
+	// measured with one minimal look, which a script or data file outside
+	// the artifacts can still change.
+	Identical bool
 }
 
 // Versions returns the perfbot versions that took the table's runs,

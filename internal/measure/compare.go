@@ -178,32 +178,75 @@ func Compare(ctx context.Context, cfg CompareConfig) (*Comparison, error) {
 }
 
 // compareJob measures the commits of one atomic job and reads its table.
+// A commit whose diff from the base touches only paths the job ignores is
+// not built or run: its column has 0 runs and the reason. When every
+// measured commit's artifacts are byte-identical to the base's, one
+// minimal look is taken, and the full runs only if it sees a change.
 func compareJob(ctx context.Context, cfg CompareConfig, j *job.Job, commits []gitrev.Commit) (*compare.Table, error) {
 	env := cfg.Env
 	var v job.Variant
 	if cfg.Variant != "" {
 		v, _ = j.Variant(cfg.Variant) // Check saw it
 	}
+	reasons, err := Irrelevant(ctx, env.Repo, j, commits)
+	if err != nil {
+		return nil, err
+	}
+	var measured []gitrev.Commit
+	for i, c := range commits {
+		if reasons[i] == "" {
+			measured = append(measured, c)
+		} else {
+			env.logf("%s: %s is not measured: %s", j.Name, c.Short(), reasons[i])
+		}
+	}
+	if len(measured) < 2 {
+		return withUnchanged(nil, commits, v.Name, reasons, cfg.alpha()), nil // nothing can have changed
+	}
 	runs := cfg.runs(j)
 	cpu, err := env.Pin(ctx, j, runs, cfg.effectPct())
 	if err != nil {
 		return nil, err
 	}
-	targets := make([]Target, len(commits))
-	for i, c := range commits {
+	targets := make([]Target, len(measured))
+	for i, c := range measured {
 		targets[i] = Target{Commit: c, Variant: v}
 	}
 	opt := env.Options(cpu)
-	opt.Runs, opt.WholeRounds, opt.Retry = runs, true, true
+	opt.Retry = true
+	same, err := identicalTargets(ctx, j, targets, opt)
+	if err != nil {
+		return nil, interrupted(ctx, env, err)
+	}
+	look := runs
+	if allSet(same) {
+		look = min(runs, MinimalLook)
+		env.logf("%s: %s; one look of %d runs", j.Name, IdenticalNote, look)
+	}
+	t, err := measureTable(ctx, cfg, j, targets, opt, look)
+	if err == nil && look < runs && kpiChanged(t) {
+		env.logf("%s: the look sees a change the artifacts do not; taking the full %d runs", j.Name, runs)
+		t, err = measureTable(ctx, cfg, j, targets, opt, runs)
+	}
+	if t == nil {
+		return nil, err
+	}
+	for i := range t.Columns {
+		t.Columns[i].Identical = same[i]
+	}
+	return withUnchanged(t, commits, v.Name, reasons, cfg.alpha()), err
+}
+
+// measureTable measures the targets in runs whole interleaved rounds and
+// reads their table under cfg's rules.
+func measureTable(ctx context.Context, cfg CompareConfig, j *job.Job, targets []Target, opt Options, runs int) (*compare.Table, error) {
+	opt.Runs, opt.WholeRounds = runs, true
 	if cfg.Seed != 0 {
 		opt.Rand = rand.New(rand.NewSource(cfg.Seed))
 	}
 	out, err := Measure(ctx, j, targets, opt)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("interrupted (%v): every finished run is stored in %s; run the same command again to resume", ctx.Err(), env.Store.Dir())
-		}
-		return nil, err
+		return nil, interrupted(ctx, cfg.Env, err)
 	}
 	if err := out.BuildErrors(); err != nil {
 		return nil, err
@@ -214,6 +257,14 @@ func compareJob(ctx context.Context, cfg CompareConfig, j *job.Job, commits []gi
 	}
 	cfg.decide(t)
 	return t, nil
+}
+
+// interrupted words an error of an interrupted measurement.
+func interrupted(ctx context.Context, env Env, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted (%v): every finished run is stored in %s; run the same command again to resume", ctx.Err(), env.Store.Dir())
+	}
+	return err
 }
 
 // CompareFiles compares Go benchmark result files as benchstat does (one

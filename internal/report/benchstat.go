@@ -54,6 +54,12 @@ func WriteBenchstat(w io.Writer, t *compare.Table, opt Options) error {
 	if msg := versionsNote(t); msg != "" {
 		b.WriteString("\nnote: " + msg + "\n")
 	}
+	if len(t.Columns) > 1 {
+		for _, msg := range columnNotes(t) {
+			b.WriteString("\nnote: " + msg + "\n")
+		}
+	}
+
 	_, err := w.Write(b.Bytes())
 	return err
 }

@@ -218,6 +218,9 @@ func bisectText(b *bytes.Buffer, r *BisectReport) error {
 			if s.Guessed {
 				v += " (guess)"
 			}
+			if s.Unchanged {
+				v += " (by its diff)"
+			}
 			row := []string{fmt.Sprint(s.N), s.Commit.Short(), fmt.Sprint(s.Remaining), fmt.Sprint(s.Runs), bisectCmp(s.VsGood), bisectCmp(s.VsBad), v}
 			if bisectMulti(res) {
 				row = append([]string{row[0], fmt.Sprint(s.Range + 1)}, row[1:]...)
@@ -230,6 +233,9 @@ func bisectText(b *bytes.Buffer, r *BisectReport) error {
 		g.write(&tb)
 		for _, l := range strings.Split(strings.TrimRight(tb.String(), "\n"), "\n") {
 			b.WriteString("  " + strings.TrimRight(l, " ") + "\n")
+		}
+		if n := res.UnchangedSteps(); n > 0 {
+			fmt.Fprintf(b, "  %s decided by the diff from a classified neighbour (only paths the job ignores changed), without runs\n", bisectPlural(n, "step", "steps"))
 		}
 	}
 	if sk := res.Skipped(); len(sk) > 0 {

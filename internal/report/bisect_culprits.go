@@ -110,6 +110,9 @@ func rangeOutcome(rg bisect.Range) string {
 	case bisect.RangeCandidates:
 		return fmt.Sprintf("%d candidates (skipped commits)", len(rg.Candidates))
 	case bisect.RangeSame:
+		if rg.Note != "" {
+			return "no change: " + rg.Note
+		}
 		return "no change"
 	case bisect.RangeSmall:
 		return "a change within --effect: not searched"

@@ -100,6 +100,7 @@ func compareTable(j JobTable) (doc.CompareTable, error) {
 		JobKey:       j.Key,
 		Alpha:        doc.Num(t.Alpha),
 		EffectPct:    doc.Num(t.EffectPct),
+		Verdict:      NoChange(t),
 		Paired:       t.Paired,
 		Regressions:  reg,
 		Improvements: imp,
@@ -107,7 +108,8 @@ func compareTable(j JobTable) (doc.CompareTable, error) {
 		Metrics:      []doc.CompareMetric{},
 	}
 	for _, c := range t.Columns {
-		out.Columns = append(out.Columns, doc.CompareColumn{ID: c.ID, Subject: c.Subject, Variant: c.Variant, Runs: c.Runs, Failed: c.Failed, Machines: c.Machines, Versions: c.Versions})
+		out.Columns = append(out.Columns, doc.CompareColumn{ID: c.ID, Subject: c.Subject, Variant: c.Variant, Runs: c.Runs, Failed: c.Failed, Machines: c.Machines, Versions: c.Versions,
+			Unchanged: c.Unchanged, Identical: c.Identical})
 	}
 	for k := range t.Rows {
 		r := &t.Rows[k]

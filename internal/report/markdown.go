@@ -89,6 +89,11 @@ func WriteMarkdown(w io.Writer, t *compare.Table, opt Options) error {
 	if msg := versionsNote(t); msg != "" {
 		b.WriteString("\nNote: " + mdEscape(msg) + ".\n")
 	}
+	if len(t.Columns) > 1 {
+		for _, msg := range columnNotes(t) {
+			b.WriteString("\nNote: " + mdEscape(msg) + ".\n")
+		}
+	}
 	_, err := w.Write(b.Bytes())
 	return err
 }

@@ -97,6 +97,9 @@ func writeNotes(b *bytes.Buffer, t *compare.Table, rows []*compare.Row) {
 	if msg := versionsNote(t); msg != "" {
 		order, seen[msg] = append([]string{msg}, order...), 1
 	}
+	for _, msg := range columnNotes(t) {
+		order, seen[msg] = append(order, msg), 1
+	}
 	if len(order) == 0 {
 		return
 	}
@@ -248,4 +251,92 @@ func writeSignificant(b *bytes.Buffer, t *compare.Table, rows []*compare.Row) {
 // smallNote says what a small change is.
 func smallNote(t *compare.Table) string {
 	return fmt.Sprintf("small: under the %g%% change that counts; no change, not counted as a regression", t.EffectPct)
+}
+
+// NoChange is the one-line verdict of a comparison in which no change
+// counts ("no change: 4 metrics within noise; smallest change that counts
+// 5 %"), so that a quiet table is not read as an empty one; "" when a
+// regression or improvement counts. Revisions not measured because only
+// ignored paths changed are named with their reason.
+func NoChange(t *compare.Table) string {
+	if t == nil || len(t.Columns) < 2 {
+		return ""
+	}
+	if counted(t) {
+		return ""
+	}
+	var skipped []string
+	measured := 0
+	for _, c := range t.Columns[1:] {
+		if c.Unchanged != "" {
+			skipped = append(skipped, shortID(c)+" ("+c.Unchanged+")")
+		} else {
+			measured++
+		}
+	}
+	if measured == 0 {
+		return "no change: not measured, 0 runs: " + strings.Join(skipped, "; ")
+	}
+	kpi, all, changed := 0, 0, 0
+	for i := range t.Rows {
+		r := &t.Rows[i]
+		all++
+		if r.KPI {
+			kpi++
+			if r.Changed() {
+				changed++
+			}
+		}
+	}
+	n := kpi
+	if n == 0 {
+		n = all
+	}
+	line := "no change: " + plural(n, "metric", "metrics") + " within noise"
+	if changed > 0 {
+		line = fmt.Sprintf("no change that counts: %s, %d shown as changed but not significant", plural(n, "metric", "metrics"), changed)
+		if finite(t.EffectPct) && t.EffectPct > 0 {
+			line += fmt.Sprintf(" beyond %g %%", t.EffectPct)
+		}
+	} else if finite(t.EffectPct) && t.EffectPct > 0 {
+		line += fmt.Sprintf("; smallest change that counts %g %%", t.EffectPct)
+	}
+	if len(skipped) > 0 {
+		line += "; not measured, 0 runs: " + strings.Join(skipped, "; ")
+	}
+	return line
+}
+
+// columnNotes says which columns were not measured (only ignored paths
+// changed) and which were measured with one minimal look because their
+// build artifacts are byte-identical to the base's.
+func columnNotes(t *compare.Table) []string {
+	var notes []string
+	for _, c := range t.Columns[1:] {
+		switch {
+		case c.Unchanged != "":
+			notes = append(notes, fmt.Sprintf("%s: unchanged, 0 runs: %s", shortID(c), c.Unchanged))
+		case c.Identical:
+			notes = append(notes, fmt.Sprintf("%s: the builds' artifacts are byte-identical; a script or data file outside them may still matter (measured with %s)", shortID(c), plural(c.Runs, "run", "runs")))
+		}
+	}
+	return notes
+}
+
+// counted reports whether a change of the job's own metrics counts: a
+// significant one (of any direction) not smaller than the effect that
+// counts, or a regression or improvement the lkp rule decided.
+func counted(t *compare.Table) bool {
+	for i := range t.Rows {
+		r := &t.Rows[i]
+		if !r.KPI {
+			continue
+		}
+		for _, c := range r.Cells {
+			if d := c.Delta; d != nil && (d.Regression || d.Improvement || d.Stat.Significant) && !t.Small(d) {
+				return true
+			}
+		}
+	}
+	return false
 }

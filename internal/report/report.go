@@ -19,8 +19,23 @@ type Options struct {
 	Format Format
 }
 
-// Write prints t in the format opt.Format.
+// Write prints t in the format opt.Format. The text reports of a
+// comparison in which no change counts (ncompare, markdown) start with
+// its one-line verdict ([NoChange]), so that a quiet table is not read as
+// an empty one; the tables embedded in other reports (triage, bisect) do
+// not, as those carry their own verdict.
 func Write(w io.Writer, t *compare.Table, opt Options) error {
+	switch opt.Format {
+	case "", "ncompare", "markdown":
+		if line := NoChange(t); line != "" {
+			if opt.Format == "markdown" {
+				line = "**" + mdEscape(line) + "**"
+			}
+			if _, err := io.WriteString(w, line+"\n\n"); err != nil {
+				return err
+			}
+		}
+	}
 	switch opt.Format {
 	case "", "ncompare":
 		return WriteNCompare(w, t, opt)

@@ -95,6 +95,9 @@ type TestedCommit struct {
 	Branch string
 	Commit gitrev.Commit
 	Ref    string
+	// Unchanged, when not "", says why the commit was not measured (0
+	// runs): its diff from Ref touches only paths the job ignores.
+	Unchanged string
 }
 
 func (w *Watcher) logf(format string, args ...any) {
@@ -275,6 +278,17 @@ func (w *Watcher) measureSel(ctx context.Context, s *Place, jc JobConfig, j *job
 	if err := retryBuilds(ctx, s.Store, j, h, sel, bb); err != nil {
 		return err
 	}
+	measured, skipped, err := splitUnchanged(ctx, s.Repo, j, sel)
+	if err != nil {
+		return err
+	}
+	if err := w.recordUnchanged(ctx, s.Store, j, h, branch, skipped, cycle, rep); err != nil {
+		return err
+	}
+	if len(measured) == 0 {
+		return nil
+	}
+	sel.New = measured
 	var targets []measure.Target
 	if sel.Ref.Hash != "" {
 		targets = append(targets, measure.Target{Commit: sel.Ref, Variant: h.variant})
@@ -283,7 +297,6 @@ func (w *Watcher) measureSel(ctx context.Context, s *Place, jc JobConfig, j *job
 		targets = append(targets, measure.Target{Commit: c, Variant: h.variant})
 	}
 	anchor := ""
-	var err error
 	if jc.Anchor {
 		if anchor, err = w.anchorFor(ctx, s.Store, j, h, sel); err != nil {
 			return err

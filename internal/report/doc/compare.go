@@ -17,10 +17,13 @@ type Compare struct {
 // job; both are "" for a comparison of files.
 type (
 	CompareTable struct {
-		Job          string          `json:"job"`
-		JobKey       string          `json:"job_key"`
-		Alpha        Num             `json:"alpha"`
-		EffectPct    Num             `json:"effect_pct"`
+		Job       string `json:"job"`
+		JobKey    string `json:"job_key"`
+		Alpha     Num    `json:"alpha"`
+		EffectPct Num    `json:"effect_pct"`
+		// Verdict is the one-line verdict of a table in which no change
+		// counts (omitted when one does).
+		Verdict      string          `json:"verdict,omitempty"`
 		Paired       bool            `json:"paired"`
 		Regressions  int             `json:"regressions"`
 		Improvements int             `json:"improvements"`
@@ -38,6 +41,12 @@ type (
 		// Versions are the perfbot versions that took the column's runs
 		// (omitted when not recorded).
 		Versions []string `json:"versions,omitempty"`
+		// Unchanged says why the column was not measured (0 runs): only
+		// paths the job ignores changed (omitted when it was measured).
+		Unchanged string `json:"unchanged,omitempty"`
+		// Identical: the column's artifacts are byte-identical to the
+		// base's, measured with one minimal look (omitted when false).
+		Identical bool `json:"identical,omitempty"`
 	}
 	CompareMetric struct {
 		Metric      string           `json:"metric"`

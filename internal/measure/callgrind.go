@@ -75,7 +75,7 @@ func (m *measurement) countInstructions(ctx context.Context, remote bool) error 
 	}
 	m.instr = make([]float64, len(m.out.Targets))
 	for i, t := range m.out.Targets {
-		if t.Build == nil {
+		if t.Build == nil || (m.opt.PlainInstructions && t.Target.Variant.Name != "") {
 			continue
 		}
 		if m.instr[i], err = m.callgrindCount(ctx, i, s); err != nil {

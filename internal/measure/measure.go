@@ -125,6 +125,11 @@ type Options struct {
 	// CallgrindRuns). With 1 the count is taken unchecked; the default
 	// checks that the runs agree.
 	CallgrindRuns int
+	// PlainInstructions takes callgrind runs of the plain builds only:
+	// the timed runs of variant builds of a job that counts instructions
+	// with callgrind then lack the count (triage: its layout
+	// experiments' builds need only the metric triaged).
+	PlainInstructions bool
 }
 
 // Outcome is what a measurement produced, per target in the given order.

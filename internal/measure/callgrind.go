@@ -75,7 +75,7 @@ func (m *measurement) countInstructions(ctx context.Context, remote bool) error 
 	}
 	m.instr = make([]float64, len(m.out.Targets))
 	for i, t := range m.out.Targets {
-		if t.Build == nil || (m.opt.PlainInstructions && t.Target.Variant.Name != "") {
+		if t.Build == nil || (m.opt.Instructions != nil && (i >= len(m.opt.Instructions) || !m.opt.Instructions[i])) {
 			continue
 		}
 		if m.instr[i], err = m.callgrindCount(ctx, i, s); err != nil {

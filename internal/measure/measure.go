@@ -125,11 +125,11 @@ type Options struct {
 	// CallgrindRuns). With 1 the count is taken unchecked; the default
 	// checks that the runs agree.
 	CallgrindRuns int
-	// PlainInstructions takes callgrind runs of the plain builds only:
-	// the timed runs of variant builds of a job that counts instructions
-	// with callgrind then lack the count (triage: its layout
-	// experiments' builds need only the metric triaged).
-	PlainInstructions bool
+	// Instructions says, for a job that counts instructions with
+	// callgrind, which targets (by index) are counted; nil counts every
+	// one. The timed runs of the others lack the count (triage: its
+	// layout experiments' builds need only the metric triaged).
+	Instructions []bool
 }
 
 // Outcome is what a measurement produced, per target in the given order.

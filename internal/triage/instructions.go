@@ -67,7 +67,10 @@ func instructionEvidence(ctx context.Context, opt options, e *engine, base, chan
 	}
 	counts := [2]float64{}
 	for i, c := range []gitrev.Commit{base, changed} {
-		ss, err := opt.Env.Store.Samples(ctx, opt.Job.Key(), []string{c.Hash}, measure.VariantID(job.Variant{}))
+		// The plain comparison's builds: the plain ones, or the
+		// control variant of a data plan.
+		vid := measure.VariantID(e.plain.ts[i].variant)
+		ss, err := opt.Env.Store.Samples(ctx, opt.Job.Key(), []string{c.Hash}, vid)
 		if err != nil {
 			return nil, err
 		}

@@ -297,7 +297,7 @@ func TestErrors(t *testing.T) {
 		{"json path", minimal + "  - name: ops\n    json: .results[x]\n    better: higher\n",
 			[]string{`x.yaml:14: metrics[1].json: path ".results[x]": invalid index [x] (want a non-negative integer)`}},
 		{"unknown builtin", minimal + "  - builtin: rss\n",
-			[]string{`x.yaml:13: metrics[1].builtin: unknown builtin "rss" (want wall, user, sys, maxrss or one of time.elapsed_time, time.user_time, time.system_time, time.maximum_resident_set_size)`}},
+			[]string{`x.yaml:13: metrics[1].builtin: unknown builtin "rss" (want wall, user, sys, maxrss, instructions or one of time.elapsed_time, time.user_time, time.system_time, time.maximum_resident_set_size)`}},
 		{"builtin from", minimal + "  - builtin: wall\n    from: stderr\n",
 			[]string{`x.yaml:14: metrics[1].from: builtin metrics are measured by perfbot, not read from "stderr"`}},
 		{"gobench false", minimal + "  - gobench: false\n", []string{"x.yaml:13: metrics[1].gobench: want true or a metric name prefix, got \"false\""}},

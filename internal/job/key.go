@@ -22,7 +22,7 @@ import (
 //   - the params and their values;
 //   - every metric spec (name, kind, regex, JSON path, builtin, from, unit,
 //     better; for a format metric its format and the names its family
-//     leaves out), in file order, and for a regex whose ^ or $ means something
+//     leaves out; for instructions its counter), in file order, and for a regex whose ^ or $ means something
 //     else in multi-line mode (metric.LineAnchored) a "multi-line" marker;
 //   - the monitors that run with the benchmark (perf-profile, perf-stat) and
 //     their options, only when the job has any (writeMonitors), so that the
@@ -56,6 +56,12 @@ func (j *Job) Key() string {
 			// Only format metrics have these fields: other jobs keep
 			// their keys.
 			fields = append(fields, m.Format, strings.Join(m.Exclude, "\n"))
+		}
+		if m.IsInstructions() {
+			// perf's and callgrind's counts differ in what they
+			// count (callgrind: every guest instruction, the
+			// dynamic loader's included): never one column.
+			fields = append(fields, "counter", string(m.Counter))
 		}
 		if m.Kind == metric.KindRegex && metric.LineAnchored(m.Pattern) {
 			// ^ and $ in this pattern matched only at the ends of the

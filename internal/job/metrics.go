@@ -96,6 +96,11 @@ func (p *parser) metric(n *yaml.Node, field string) (metric.Spec, bool) {
 				}
 				s.Name = f.v.Value
 			}
+		case "counter":
+			var c string
+			if c, fok = p.nonEmpty(f.v, name); fok {
+				s.Counter = metric.Counter(c) // checked by s.Problems
+			}
 		case "from":
 			s.From, fok = p.nonEmpty(f.v, name)
 		case "unit":
@@ -126,6 +131,13 @@ func (p *parser) metric(n *yaml.Node, field string) (metric.Spec, bool) {
 	if nodes["better"] == nil && (s.Kind == metric.KindRegex || s.Kind == metric.KindJSON) {
 		p.errorf(nodes[kinds[0]], join(field, "better"), "required for %s metrics: lower or higher", kinds[0])
 		ok = false
+	}
+	if s.IsInstructions() {
+		// Stored, compared and gated as "instructions" unless named.
+		s.Name = s.InstructionsName()
+		if s.Counter == "" {
+			s.Counter = metric.CounterAuto
+		}
 	}
 	for _, se := range s.Problems() {
 		sub := se.Field

@@ -147,7 +147,7 @@ var (
 	topFields     = []string{"name", "repo", "build", "run", "suite", "runs", "warmup", "metrics", "variants", "params", "monitors", "ignore", "gate", "qualify"}
 	buildFields   = []string{"command", "artifacts", "env", "timeout"}
 	runFields     = []string{"command", "env", "timeout", "cpu"}
-	metricFields  = []string{"name", "regex", "json", "gobench", "builtin", "format", "from", "unit", "better"}
+	metricFields  = []string{"name", "regex", "json", "gobench", "builtin", "format", "from", "unit", "better", "counter"}
 	variantFields = []string{"env"}
 	metricKinds   = []string{"regex", "json", "gobench", "builtin", "format"}
 )

@@ -65,7 +65,15 @@ func (l Local) Prepare(j *job.Job) ([]string, error) {
 // classifies the result.
 func (l Local) Execute(ctx context.Context, t Task) (*store.RunRecord, error) {
 	j := t.Job
-	mons, err := monitor.Prepare(j.Monitors)
+	ic, err := runCounter(j)
+	if err != nil {
+		return nil, err
+	}
+	monitors, addedEvent := j.Monitors, false
+	if ic == metric.CounterPerf {
+		monitors, addedEvent = perfMonitors(j.Monitors)
+	}
+	mons, err := monitor.Prepare(monitors)
 	if err != nil {
 		return nil, err
 	}
@@ -99,6 +107,10 @@ func (l Local) Execute(ctx context.Context, t Task) (*store.RunRecord, error) {
 	// Monitors' figures: stored, shown after the job's metrics, never
 	// counted as one of them; warm-ups are not read.
 	monVals := mon.Finish(ctx, err == nil && ctx.Err() == nil && !t.Warmup)
+	var counted float64
+	if ic == metric.CounterPerf {
+		counted, monVals = perfCount(monVals, addedEvent)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -133,9 +145,12 @@ func (l Local) Execute(ctx context.Context, t Task) (*store.RunRecord, error) {
 		rec.Reason = fmt.Sprintf("exit status %d%s", res.ExitCode, lastLine(stderr))
 		return rec, nil
 	}
-	o := metric.Output{Stdout: stdout, Stderr: stderr, Dir: t.Build.Worktree, Usage: res.Usage}
+	o := metric.Output{Stdout: stdout, Stderr: stderr, Dir: t.Build.Worktree, Usage: res.Usage, Instructions: counted}
 	var missing []string
 	for i := range j.Metrics {
+		if j.Metrics[i].IsInstructions() && ic == metric.CounterCallgrind {
+			continue // counted in runs of their own: see callgrind.go
+		}
 		vals, err := j.Metrics[i].Extract(o)
 		if err != nil {
 			missing = append(missing, err.Error())

@@ -10,7 +10,9 @@
 //     PATH are installed; a missing one is an error naming its Debian
 //     package, before anything is built.
 //  1. Build every target (cached by package build); a target that does not
-//     build gets its error and no runs.
+//     build gets its error and no runs. A job that counts instructions
+//     with callgrind has each build's count taken now, in runs of their
+//     own (callgrind.go), and added to each of its timed runs.
 //  2. Plan: read what the store holds and list the runs to take, either
 //     whole rounds (Options.WholeRounds: every target once per round, all
 //     in one session, so that the runs of a round pair up) or run numbers
@@ -118,6 +120,16 @@ type Options struct {
 	// Wait is told when another perfbot holds the machine's measuring lock
 	// (nil: wait silently).
 	Wait func(holder string)
+	// CallgrindRuns is how many callgrind runs count each build's
+	// instructions, for a job that counts them with callgrind (0:
+	// CallgrindRuns). With 1 the count is taken unchecked; the default
+	// checks that the runs agree.
+	CallgrindRuns int
+	// Instructions says, for a job that counts instructions with
+	// callgrind, which targets (by index) are counted; nil counts every
+	// one. The timed runs of the others lack the count (triage: its
+	// layout experiments' builds need only the metric triaged).
+	Instructions []bool
 }
 
 // Outcome is what a measurement produced, per target in the given order.
@@ -180,6 +192,9 @@ func Measure(ctx context.Context, j *job.Job, targets []Target, opt Options) (*O
 
 	out := m.out
 	if err := m.buildAll(ctx, opt.Builder); err != nil {
+		return out, err
+	}
+	if err := m.countInstructions(ctx, remote); err != nil {
 		return out, err
 	}
 

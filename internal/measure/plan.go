@@ -27,6 +27,7 @@ type measurement struct {
 	planned  int          // runs planned so far, over every pass
 	last     []slot       // the runs of the latest pass
 	ours     map[int]bool // with WholeRounds: the rounds this measurement took
+	instr    []float64    // by target: its callgrind instruction count (nil: not counted by callgrind)
 }
 
 // slot is one run to take: a target (index into the targets) and a run
@@ -257,6 +258,7 @@ func (m *measurement) take(ctx context.Context, plan []slot) error {
 			return err
 		}
 		rec.RunKey, rec.Session = task.Key, m.out.Session
+		m.withInstructions(sl.target, rec)
 		if err := m.opt.Store.PutRun(ctx, rec); err != nil {
 			return fmt.Errorf("storing run %d of %s: %w", task.Key.Index, gitrev.Short(task.Key.Commit), err)
 		}

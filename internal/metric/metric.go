@@ -7,7 +7,7 @@
 // Google Benchmark, hyperfine, pytest-benchmark, Rust criterion; metrics
 // named as lkp-tests names them), or one of the resource figures perfbot
 // records itself for every run ([Builtins]: wall, user and system time,
-// max RSS).
+// max RSS), or instruction counts ([Instructions]), taken when a job asks.
 // Extraction is a pure function of the run's [Output], so a stored run can be
 // re-read later with a new spec.
 package metric
@@ -66,6 +66,9 @@ type Spec struct {
 	From   string
 	Unit   string
 	Better Better // 0 means "use the default for the unit or kind"
+	// Counter counts the Instructions builtin ("": auto); no other spec
+	// has one.
+	Counter Counter
 }
 
 // Value is one figure read from one run.
@@ -87,6 +90,9 @@ type Output struct {
 	Stdout, Stderr []byte
 	Dir            string // the run's working directory, for Spec.From files
 	Usage          Usage
+	// Instructions is the run's instruction count, when something counted
+	// it beside the run (perf); 0 when nothing did.
+	Instructions float64
 }
 
 // ErrMissing is wrapped by Extract when the output does not contain the metric.

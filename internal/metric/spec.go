@@ -124,9 +124,12 @@ func (s *Spec) Problems() []*SpecError {
 			add("name", "a name is required")
 		}
 	case KindBuiltin:
+		if s.IsInstructions() {
+			break // instructionsProblems
+		}
 		if _, ok := CanonicalBuiltin(s.Builtin); !ok && !missing {
-			add("builtin", "unknown builtin %q (want wall, user, sys, maxrss or one of %s)",
-				s.Builtin, strings.Join(BuiltinNames(), ", "))
+			add("builtin", "unknown builtin %q (want wall, user, sys, maxrss, %s or one of %s)",
+				s.Builtin, Instructions, strings.Join(BuiltinNames(), ", "))
 		}
 		if s.From != "" {
 			add("from", "builtin metrics are measured by perfbot, not read from %q", s.From)
@@ -141,6 +144,7 @@ func (s *Spec) Problems() []*SpecError {
 			add("better", "a gobench metric may set better only together with unit (each unit has its own direction)")
 		}
 	}
+	s.instructionsProblems(add)
 	switch s.Better {
 	case 0, LowerIsBetter, HigherIsBetter:
 	default:
@@ -168,6 +172,9 @@ func (s *Spec) Problems() []*SpecError {
 func (s *Spec) Extract(out Output) ([]Value, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
+	}
+	if s.IsInstructions() {
+		return s.extractInstructions(out)
 	}
 	if s.Kind == KindBuiltin {
 		b := lookupBuiltin(s.Builtin)

@@ -32,6 +32,10 @@ func writeTriageJSON(w io.Writer, r *triage.Result) error {
 		out.SourcePatch = &doc.TriagePatch{Root: sp.Root, Suspect: sp.Suspect, File: sp.File, Line: sp.Line, Section: sp.Section,
 			Bytes: sp.Bytes, Align: sp.Align, Exact: sp.Exact, Check: sp.Check, Restored: sp.Restored, Identical: sp.Identical, Notes: append([]string{}, sp.Notes...), Diff: sp.Diff}
 	}
+	if ev := r.Instructions; ev != nil {
+		out.Instructions = &doc.TriageInstructions{Metric: ev.Metric, Base: ev.Base, Changed: ev.Changed,
+			Change: doc.Float(ev.ChangePct), MetricChange: doc.Float(ev.MetricPct), Supports: string(ev.Supports), Text: ev.Text}
+	}
 	out.DecidedBy = []string{}
 	for _, n := range r.DecidedBy {
 		out.DecidedBy = append(out.DecidedBy, string(n))

@@ -23,6 +23,9 @@ func writeTriageMarkdown(w io.Writer, r *triage.Result, opt TriageOptions) error
 	if r.Disagreement != "" {
 		fmt.Fprintf(&b, "Plain vs layout-robust: %s.\n\n", triageMDEscape(r.Disagreement))
 	}
+	if ev := r.Instructions; ev != nil {
+		fmt.Fprintf(&b, "Instructions: %s.\n\n", triageMDEscape(ev.Text))
+	}
 	fmt.Fprintf(&b, "Metric %s (%s%s), base %s, changed %s, knobs preset %s.\n",
 		code(r.Metric), triageUnit(r.Unit), triageBetter(r.Better), code(gitrev.Short(r.Base.Hash)), code(gitrev.Short(r.Changed.Hash)), code(r.Preset))
 	for _, e := range r.Experiments {

@@ -24,6 +24,9 @@ func writeTriageText(w io.Writer, r *triage.Result) error {
 	if r.Disagreement != "" {
 		fmt.Fprintf(&b, "plain vs layout-robust: %s\n", r.Disagreement)
 	}
+	if ev := r.Instructions; ev != nil {
+		fmt.Fprintf(&b, "instructions: %s\n", ev.Text)
+	}
 	for _, e := range r.Experiments {
 		fmt.Fprintf(&b, "\n%s: %s\n", triageHeading(e), e.Title)
 		fmt.Fprintf(&b, "  %s: %s\n", e.Outcome, e.Reason)

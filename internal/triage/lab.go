@@ -97,6 +97,14 @@ func (l *storeLab) measure(ctx context.Context, ts []target, n int, whole bool) 
 	}
 	mopt := l.opt.Env.Options(l.opt.CPU)
 	mopt.Runs, mopt.Rand, mopt.WholeRounds = n, l.rng, whole
+	// Instruction counts are evidence of the plain comparison's builds
+	// only: the layout experiments' builds take no callgrind runs.
+	if l.metric != instructionMetric(l.opt.Job) {
+		mopt.Instructions = make([]bool, len(ts))
+		for i, t := range ts {
+			mopt.Instructions[i] = t.setup == plainSetup || t.setup == controlSetup
+		}
+	}
 	out, err := measure.Measure(ctx, l.opt.Job, mts, mopt)
 	if out != nil {
 		l.taken += out.Taken

@@ -62,6 +62,9 @@ type Result struct {
 	// Notes say what the triage could not do, and for an inconclusive
 	// verdict what would settle it.
 	Notes []string
+	// Instructions weighs the plain builds' instruction counts against
+	// the change, for a job that counts them (nil otherwise).
+	Instructions *InstructionEvidence
 
 	// Runs is the number of benchmark runs the evidence rests on, NewRuns
 	// those taken by this invocation (the rest came from the store).
@@ -283,6 +286,9 @@ func run(ctx context.Context, opt options, base, changed gitrev.Commit) (*Result
 	}
 	res, err := e.run(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if res.Instructions, err = instructionEvidence(ctx, opt, e, base, changed); err != nil {
 		return nil, err
 	}
 	res.NewRuns, res.Builds, res.NewBuilds = lab.taken, len(lab.builds), lab.newBuilds

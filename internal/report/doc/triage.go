@@ -12,27 +12,28 @@ import (
 // Triage is the JSON report of a triage (perfbot triage -f json, and a
 // stored finding's triage_report).
 type Triage struct {
-	Version      int                `json:"version"`
-	Verdict      verdict.Verdict    `json:"verdict"`
-	Real         bool               `json:"real"`
-	Sentence     string             `json:"sentence"`
-	Metric       TriageMetric       `json:"metric"`
-	Job          string             `json:"job"`
-	Preset       string             `json:"preset"`
-	Base         TriageCommit       `json:"base"`
-	Changed      TriageCommit       `json:"changed"`
-	Change       *float64           `json:"change"`
-	Robust       *TriageRobust      `json:"robust,omitempty"`
-	Disagreement string             `json:"disagreement,omitempty"`
-	DecidedBy    []string           `json:"decided_by"`
-	Identical    bool               `json:"identical"`
-	Experiments  []TriageExperiment `json:"experiments"`
-	Suspects     []Suspect          `json:"suspects"`
-	Padding      string             `json:"padding,omitempty"`
-	SourcePatch  *TriagePatch       `json:"source_patch,omitempty"`
-	Notes        []string           `json:"notes"`
-	Budget       TriageBudget       `json:"budget"`
-	Resumed      bool               `json:"resumed"`
+	Version      int                 `json:"version"`
+	Verdict      verdict.Verdict     `json:"verdict"`
+	Real         bool                `json:"real"`
+	Sentence     string              `json:"sentence"`
+	Metric       TriageMetric        `json:"metric"`
+	Job          string              `json:"job"`
+	Preset       string              `json:"preset"`
+	Base         TriageCommit        `json:"base"`
+	Changed      TriageCommit        `json:"changed"`
+	Change       *float64            `json:"change"`
+	Robust       *TriageRobust       `json:"robust,omitempty"`
+	Disagreement string              `json:"disagreement,omitempty"`
+	DecidedBy    []string            `json:"decided_by"`
+	Identical    bool                `json:"identical"`
+	Experiments  []TriageExperiment  `json:"experiments"`
+	Suspects     []Suspect           `json:"suspects"`
+	Padding      string              `json:"padding,omitempty"`
+	SourcePatch  *TriagePatch        `json:"source_patch,omitempty"`
+	Notes        []string            `json:"notes"`
+	Instructions *TriageInstructions `json:"instructions,omitempty"`
+	Budget       TriageBudget        `json:"budget"`
+	Resumed      bool                `json:"resumed"`
 }
 
 type TriagePatch struct {
@@ -169,4 +170,16 @@ func DecodeTriage(data []byte) (*Triage, error) {
 		return &t, fmt.Errorf("triage report version %d: this perfbot reads up to version %d", t.Version, TriageVersion)
 	}
 	return &t, nil
+}
+
+// TriageInstructions is the instruction counts' evidence (a job with
+// `builtin: instructions`): the plain builds' counts against the change.
+type TriageInstructions struct {
+	Metric       string   `json:"metric"`
+	Base         float64  `json:"base"`
+	Changed      float64  `json:"changed"`
+	Change       *float64 `json:"change"`
+	MetricChange *float64 `json:"metric_change"`
+	Supports     string   `json:"supports"`
+	Text         string   `json:"text"`
 }

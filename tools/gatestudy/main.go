@@ -10,13 +10,15 @@
 //   - perfbot's gate: balanced interleaved pairs (B H | H B | ...), decided
 //     look by look with the gate's own decision (internal/gate: NewDesign,
 //     Decide, Overall) until decided or at the budget;
+//
 //   - naive, 5 runs each: B B B B B H H H H H, flagged by Welch's t-test
 //     (one-sided, at the gate's alpha) or by a fixed threshold on the means;
+//
 //   - the same naive schemes with as many runs as the gate took in that
 //     trial (B x n, then H x n).
 //
-//	go run ./tools/gatestudy                  # 200 A/A, 100 each of 5, 10, 20 %
-//	go run ./tools/gatestudy -aa 50 -slow 20  # a quicker look
+//     go run ./tools/gatestudy                  # 200 A/A, 100 each of 5, 10, 20 %
+//     go run ./tools/gatestudy -aa 50 -slow 20  # a quicker look
 package main
 
 import (

@@ -31,10 +31,13 @@ type tool struct {
 // tools lists every command a test may ask for. Keep it in step with the
 // packages .ci/run installs (TestToolsMatchCI checks that).
 var tools = map[string]tool{
-	"gcc":                {"build-essential", true},
-	"cc":                 {"build-essential", true},
-	"make":               {"build-essential", true},
-	"git":                {"git", true},
+	"gcc":  {"build-essential", true},
+	"cc":   {"build-essential", true},
+	"make": {"build-essential", true},
+	"git":  {"git", true},
+	// The CI recipes' scripts (examples/ci) post reports with curl and jq.
+	"curl":               {"curl", true},
+	"jq":                 {"jq", true},
 	"nm":                 {"binutils", true},
 	"objdump":            {"binutils", true},
 	"perf":               {"linux-perf", true},

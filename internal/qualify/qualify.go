@@ -229,4 +229,3 @@ func budgetPairs(maxPairs int, maxTime, pairTime time.Duration) (int, string) {
 	n := max(fit, MinPairs)
 	return n, fmt.Sprintf("%d pairs: gate.max_time %s at %s a pair (gate.max_runs %d)", n, maxTime, pairTime.Round(time.Millisecond), maxPairs)
 }
-

@@ -118,7 +118,7 @@ func QualifyDoc(r *qualify.Result) doc.Qualify {
 		Runner: doc.QualifyRunner{Hostname: r.Runner.Hostname, CPUModel: r.Runner.CPUModel, Kernel: r.Runner.Kernel, NProc: r.Runner.NProc,
 			CPU: r.CPU, LoadStart: r.LoadStart, LoadEnd: r.LoadEnd},
 		Alpha: r.Alpha, Runs: r.Runs, Failed: r.Failed, Pairs: r.Pairs, Budget: doc.QualifyBudget{Pairs: r.BudgetPairs, Why: r.Budget},
-		AA: doc.QualifyAA{Gates: r.Gates, FalsePositives: r.FalsePositives, Undecided: r.Undecided, Rate: r.Rate(), Lo: r.FPLo, Hi: r.FPHi, MeanPairs: r.MeanPairs},
+		AA:      doc.QualifyAA{Gates: r.Gates, FalsePositives: r.FalsePositives, Undecided: r.Undecided, Rate: r.Rate(), Lo: r.FPLo, Hi: r.FPHi, MeanPairs: r.MeanPairs},
 		Metrics: []doc.QualifyMetric{}, Advice: append([]string{}, r.Advice...), TimeUp: r.TimeUp,
 		Started: r.Started.UTC().Format(time.RFC3339), Finished: r.Finished.UTC().Format(time.RFC3339), Seed: r.Seed}
 	for _, m := range r.Metrics {

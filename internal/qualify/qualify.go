@@ -76,8 +76,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := in.analyse(res); err != nil {
 		return nil, err
 	}
-	res.Advice = advice(res, cfg)
 	res.Finished, res.LoadEnd = time.Now(), loadAverage()
+	res.Advice = advice(res, cfg)
 	if err := env.Store.PutQualification(ctx, res.Record()); err != nil {
 		return nil, err
 	}

@@ -61,6 +61,14 @@ import (
 //	             since_commit..until_commit it tests, and whether it is done.
 //	watch_anchor_modes (v7) per job and variant, whether the history keeps
 //	             an anchor, decided once when the history starts.
+//	job_cycles   (v8) perfbot watch's cycles per job.
+//	qualifications (v10) perfbot qualify's measurements of a runner for a
+//	             job at a commit: the runner (hostname, CPU model, kernel,
+//	             nproc), the load average at start and end, alpha, the
+//	             runs, the A/A gates and how many failed, whether the
+//	             runner is fit, per metric the noise and the detectable
+//	             change (JSON list), the planted slowdown's result (JSON,
+//	             '' when none), and when.
 //
 // runs.job_key deliberately does not reference jobs: a run may be stored
 // before, or without, its job's spec.
@@ -240,11 +248,34 @@ var migrations = [][]string{
 	9: {
 		`ALTER TABLE runs ADD COLUMN version TEXT NOT NULL DEFAULT ''`,
 	},
+	// 10: perfbot qualify's qualifications of a runner for a job.
+	10: {
+		`CREATE TABLE qualifications (
+			job_key          TEXT NOT NULL,
+			commit_hash      TEXT NOT NULL,
+			hostname         TEXT NOT NULL,
+			cpu_model        TEXT NOT NULL,
+			kernel           TEXT NOT NULL,
+			nproc            INTEGER NOT NULL,
+			load_start       REAL NOT NULL,
+			load_end         REAL NOT NULL,
+			alpha            REAL NOT NULL,
+			runs             INTEGER NOT NULL,
+			gates            INTEGER NOT NULL,
+			false_positives  INTEGER NOT NULL,
+			fit              INTEGER NOT NULL,
+			metrics          TEXT NOT NULL,
+			slowdown         TEXT NOT NULL,
+			started_unix_ns  INTEGER NOT NULL,
+			finished_unix_ns INTEGER NOT NULL,
+			PRIMARY KEY (job_key, hostname, started_unix_ns)
+		) STRICT`,
+	},
 }
 
 // SchemaVersion is the schema version this perfbot reads and writes: the
 // number of migrations.
-const SchemaVersion = 9
+const SchemaVersion = 10
 
 // applicationID marks a SQLite file as a perfbot database ("pfbt").
 const applicationID = 0x70666274

@@ -183,4 +183,26 @@ var pgMigrations = [][]string{
 	9: {
 		`ALTER TABLE runs ADD COLUMN version TEXT COLLATE "C" NOT NULL DEFAULT ''`,
 	},
+	10: {
+		`CREATE TABLE qualifications (
+			job_key          TEXT COLLATE "C" NOT NULL,
+			commit_hash      TEXT COLLATE "C" NOT NULL,
+			hostname         TEXT COLLATE "C" NOT NULL,
+			cpu_model        TEXT COLLATE "C" NOT NULL,
+			kernel           TEXT COLLATE "C" NOT NULL,
+			nproc            BIGINT NOT NULL,
+			load_start       DOUBLE PRECISION NOT NULL,
+			load_end         DOUBLE PRECISION NOT NULL,
+			alpha            DOUBLE PRECISION NOT NULL,
+			runs             BIGINT NOT NULL,
+			gates            BIGINT NOT NULL,
+			false_positives  BIGINT NOT NULL,
+			fit              BIGINT NOT NULL,
+			metrics          TEXT COLLATE "C" NOT NULL,
+			slowdown         TEXT COLLATE "C" NOT NULL,
+			started_unix_ns  BIGINT NOT NULL,
+			finished_unix_ns BIGINT NOT NULL,
+			PRIMARY KEY (job_key, hostname, started_unix_ns)
+		)`,
+	},
 }

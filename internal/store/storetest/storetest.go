@@ -97,6 +97,7 @@ func Exercise(t *testing.T, b Backend) {
 		{"MailOutbox", testMailOutbox},
 		{"WatchState", testWatchState},
 		{"Cycles", testCycles},
+		{"Qualifications", testQualifications},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,8 +15,9 @@ import (
 //
 // A comparison goes out as the head's figures, so that a Bencher
 // dashboard tracking a branch keeps its history, and perfbot's decision
-// beside them (docs/ci.md, "Bencher"). For each row of the table and the
-// last column (the head):
+// beside them (docs/ci.md, "Bencher"). Every row goes out, changed or not
+// (a dashboard tracks them all). For each row of the table and the last
+// column (the head):
 //
 //   - <measure>: the head's median, lower/upper the bounds of its 95 %
 //     confidence interval (benchstat's ±). Times go out in nanoseconds as
@@ -89,6 +90,7 @@ func BMFRows(t *compare.Table, prefix string) []BMFRow {
 	if t == nil || len(t.Columns) == 0 {
 		return nil
 	}
+	// The table is checked (report.check): every row has a cell per column.
 	head := len(t.Columns) - 1
 	for _, r := range t.Rows {
 		c := r.Cells[head]
@@ -155,6 +157,9 @@ func bmfName(r compare.Row) (bench, measure, unit string, scale float64) {
 func writeJobsBMF(w io.Writer, jobs []JobTable) error {
 	var rows []BMFRow
 	for _, j := range jobs {
+		if err := check(string(FormatBMF), j.Table); err != nil {
+			return err
+		}
 		prefix := ""
 		if len(jobs) > 1 {
 			prefix = j.Name

@@ -148,6 +148,12 @@ func bmfName(r compare.Row) (bench, measure, unit string, scale float64) {
 	case "ops/s":
 		return bench, "throughput", "ops/s", 1
 	case "":
+		// A metric without a unit that names one ("work_ms", lkp's style).
+		for _, u := range []string{"ns", "us", "ms", "s", "sec"} {
+			if strings.HasSuffix(r.Metric, "_"+u) {
+				return bench, "latency", "ns", bmfTimes[u]
+			}
+		}
 		return bench, "value", "", 1
 	}
 	return bench, r.Unit, r.Unit, 1

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 
@@ -27,12 +28,14 @@ type compareFlags struct {
 	effect   float64
 	storeDir string
 	fdr      bool
+	// Result files only: benchstat's -filter, -row, -col and -ignore.
+	filter, row, col, ignore string
 }
 
 func newCompareCmd(a *app) *cobra.Command {
 	var f compareFlags
 	cmd := &cobra.Command{
-		Use:   "compare JOB REV1 REV2 [REV...] | compare OLD.txt NEW.txt [MORE.txt...]",
+		Use:   "compare JOB REV1 REV2 [REV...] | compare OLD NEW [MORE...] (result files, - for stdin)",
 		Short: "measure commits of a job and print the 0-day comparison table",
 		Long: `Compare builds every revision of the job (each in its own git worktree,
 cached by commit and build variant), runs the benchmark the job's number of
@@ -53,10 +56,20 @@ table. A significant change smaller than --effect percent is listed as
 small: it is shown, but it is no change and does not count as a
 regression. Only changed rows are printed unless --all.
 
-With Go benchmark result files instead of a job (any arguments not ending
-in .yaml or .yml), compare reads them like benchstat and compares them
-unpaired, without running anything, under the same --alpha, --effect and
---fdr.
+With result files instead of a job (any arguments not ending in .yaml or
+.yml; - reads standard input, once), compare reads them like benchstat and
+compares them unpaired, without running anything, under the same --alpha,
+--effect and --fdr. Each file's format is told by its content: Go benchmark
+text (go test -bench; its units and its pkg: kept), Google Benchmark JSON,
+hyperfine --export-json, pytest-benchmark --benchmark-json (with
+--benchmark-save-data for its raw timings), Rust criterion (estimates.json
+or the criterion suite's JSON lines). An empty file, or one of no known
+format, is an error naming it. --filter, --row, --col and --ignore are
+benchstat's (golang.org/x/perf/benchproc syntax): --filter '.name:Encode'
+keeps those benchmarks, --col /size puts each size in a column.
+
+-f bmf writes Bencher Metric Format for a Bencher dashboard: the head's
+medians and intervals and perfbot's decision (docs/ci.md).
 
 With many metrics (a Go benchmark package), --fdr adjusts the p-values
 with the Benjamini-Hochberg procedure, so that about alpha of the reported
@@ -65,12 +78,12 @@ changes, not alpha of all metrics, are false alarms.
 Exit status: 0 no significant regression of the job's metrics, 1 a significant
 regression of one of them at least --effect large (perfbot's own resource
 figures, time.*, are shown but do not count), 2 error.`,
-		Args: cobra.MinimumNArgs(2),
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if isJobFile(args[0]) {
 				return compareJob(cmd.Context(), a, f, args[0], args[1:])
 			}
-			return compareFiles(a, f, args)
+			return compareFiles(a, f, args, cmd.InOrStdin())
 		},
 	}
 	fl := cmd.Flags()
@@ -84,6 +97,10 @@ figures, time.*, are shown but do not count), 2 error.`,
 	effectFlag(fl, &f.effect)
 	storeFlag(fl, &f.storeDir)
 	fl.BoolVar(&f.fdr, "fdr", false, "adjust p-values over the metrics (Benjamini-Hochberg false discovery rate): use with many metrics, e.g. a Go benchmark package")
+	fl.StringVar(&f.filter, "filter", "", "result files: keep only results matching this benchstat filter (e.g. '.name:Encode', '/size:1k', 'pkg:example.com/x')")
+	fl.StringVar(&f.row, "row", "", "result files: one row per value of this benchstat projection (default .fullname)")
+	fl.StringVar(&f.col, "col", "", "result files: one column per value of this benchstat projection, the first the base (default .file)")
+	fl.StringVar(&f.ignore, "ignore", "", "result files: keys whose differences within a row and column are expected (benchstat's -ignore)")
 	return cmd
 }
 
@@ -157,9 +174,10 @@ func (a *app) writeComparison(cmp *measure.Comparison, f compareFlags) error {
 	return nil
 }
 
-// compareFiles compares Go benchmark result files, like benchstat.
-func compareFiles(a *app, f compareFlags, paths []string) error {
-	cmp, warnings, err := measure.CompareFiles(paths, f.config(nil, nil))
+// compareFiles compares result files, like benchstat.
+func compareFiles(a *app, f compareFlags, paths []string, stdin io.Reader) error {
+	cmp, warnings, err := measure.CompareFiles(measure.FilesConfig{Paths: paths, Stdin: stdin,
+		Filter: f.filter, Row: f.row, Col: f.col, Ignore: f.ignore, Alpha: f.alpha, EffectPct: f.effect, FDR: f.fdr})
 	if err != nil {
 		return err
 	}

@@ -212,6 +212,19 @@ func TestCompareMatrix(t *testing.T) {
 	if !strings.HasPrefix(lines[0], "job,") || strings.Count(out, "job,") != 1 || !strings.Contains(out, "n=100000") || !strings.Contains(out, "n=200000") {
 		t.Errorf("csv: want one header with a job column and rows of both jobs:\n%s", out)
 	}
+	// bmf (from the store): one Bencher document, each benchmark under its
+	// atomic job, the head's work_ms as Bencher's latency in ns.
+	_, out, errOut = perfbot(t, "compare", "--cpu", "none", "--format", "bmf", jobFile, base, next)
+	testutil.ValidateJSON(t, "bmf", []byte(out))
+	var bmf map[string]map[string]map[string]float64
+	if err := json.Unmarshal([]byte(out), &bmf); err != nil {
+		t.Fatalf("bmf: %v\n%s%s", err, out, errOut)
+	}
+	for _, j := range doc.Tables {
+		if lat := bmf[j.Job+"/work_ms"]["latency"]; !(lat["value"] > 0) {
+			t.Errorf("bmf: no latency of %s/work_ms:\n%s", j.Job, out)
+		}
+	}
 }
 
 // TestDemo runs the README's first command: the demo's table and a triage

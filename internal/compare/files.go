@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -12,71 +11,107 @@ import (
 	"github.com/perfbot/perfbot/internal/metric"
 )
 
-// FromFiles reads Go benchmark result files (in parallel: parsing is most
-// of the work) and compares them like benchstat: one column per file, the
-// first the base, unpaired. The files' warnings (malformed lines, skipped)
-// come back beside the table.
+// Files are result files to compare as benchstat does: nothing measured,
+// one column per distinct value of Col (by default one per file, the first
+// the base), unpaired.
+type Files struct {
+	// Paths are the files; "-" is Stdin, at most once.
+	Paths []string
+	Stdin io.Reader
+	// Filter, Row, Col and Ignore are benchstat's -filter, -row, -col and
+	// -ignore (golang.org/x/perf/benchproc syntax); "" is benchstat's
+	// default ("*", ".fullname", ".file", none).
+	Filter, Row, Col, Ignore string
+	// Alpha is each row's test level (0: DefaultAlpha).
+	Alpha float64
+}
+
+// StdinName is the path that reads standard input.
+const StdinName = "-"
+
+// FromFiles reads the files (in parallel: parsing is most of the work),
+// each in the format its content shows (metric.ReadResultFile), and
+// compares them. The files' warnings (malformed lines, results whose
+// other keys differ within a cell) come back beside the table.
 //
-// A file without a single benchmark result is an error that names it (an
-// empty file, a JSON report of another tool), and so is a set of files in
-// which no benchmark of the base appears in another file: either would
-// otherwise be an empty table, read as "no regression".
-func FromFiles(paths []string, alpha float64) (*Table, []error, error) {
-	files := make([]*metric.BenchFile, len(paths))
-	errs := make([]error, len(paths))
+// A file without a single result is an error that names it (an empty
+// file, the output of another program), and so is a comparison in which
+// the filter keeps nothing or no row of the base column has values in
+// another column: either would otherwise be an empty table, read as "no
+// regression".
+func FromFiles(in Files) (*Table, []error, error) {
+	pr, err := parseProjections(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	files, err := readFiles(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	g := newGrouping(pr)
+	for _, rf := range files {
+		g.warnings = append(g.warnings, rf.Warnings...)
+		for _, r := range rf.Results {
+			g.add(rf, r)
+		}
+	}
+	cols, series, err := g.finish(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	return Build(cols, series, false, in.Alpha), g.warnings, nil
+}
+
+// readFiles reads and detects every file, naming each that fails.
+func readFiles(in Files) ([]*metric.ResultFile, error) {
+	files := make([]*metric.ResultFile, len(in.Paths))
+	errs := make([]error, len(in.Paths))
+	stdin := -1
+	for i, p := range in.Paths {
+		if p != StdinName {
+			continue
+		}
+		if stdin >= 0 {
+			return nil, fmt.Errorf("%s given twice: standard input is read once", StdinName)
+		}
+		stdin = i
+		if in.Stdin == nil {
+			return nil, fmt.Errorf("%s: no standard input to read", StdinName)
+		}
+		data, err := io.ReadAll(in.Stdin)
+		if err != nil {
+			return nil, fmt.Errorf("%s: reading standard input: %v", StdinName, err)
+		}
+		files[i], errs[i] = metric.ReadResultFile(data, StdinName)
+	}
 	var wg sync.WaitGroup
-	for i, p := range paths {
+	for i, p := range in.Paths {
+		if i == stdin {
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			files[i], errs[i] = metric.ReadGoBenchFile(p)
+			data, err := os.ReadFile(p)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			files[i], errs[i] = metric.ReadResultFile(data, p)
 		}()
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	for c, bf := range files {
-		if len(bf.Series) == 0 {
-			return nil, nil, noResults(paths[c], bf.Warnings)
-		}
-	}
-	var warnings []error
-	var cols []Column
-	index := map[string]int{}
-	var series []Series
-	for c, bf := range files {
-		warnings = append(warnings, bf.Warnings...)
-		cols = append(cols, Column{ID: paths[c]})
-		for _, m := range bf.Series {
-			key := m.Config + "\x00" + m.Name + "\x00" + m.Unit
-			i, ok := index[key]
-			if !ok {
-				i = len(series)
-				index[key] = i
-				series = append(series, Series{Metric: m.Name, Unit: m.Unit, Better: m.Better, KPI: true,
-					Samples: make([][]Sample, len(paths))})
-			}
-			ss := make([]Sample, len(m.Values))
-			for k, v := range m.Values {
-				ss[k] = Sample{Pair: Pair{Round: k + 1}, Value: v}
-			}
-			series[i].Samples[c] = ss
-			cols[c].Runs = max(cols[c].Runs, len(m.Values))
-		}
-		files[c] = nil // the series hold the values now: let the parse go
-	}
-	if err := checkShared(paths, series); err != nil {
-		return nil, nil, err
-	}
-	return Build(cols, series, false, alpha), warnings, nil
+	return files, nil
 }
 
-// checkShared is an error when no series has values in the base file and
-// in another one: nothing would be compared.
-func checkShared(paths []string, series []Series) error {
-	if len(paths) < 2 {
-		return nil
+// checkShared is an error when no series has values in the base column
+// and in another one: nothing would be compared.
+func checkShared(cols []Column, series []Series, in Files) error {
+	if len(cols) < 2 {
+		return fmt.Errorf("one column (%s): nothing to compare; give another file, or a --col that splits this one", cols[0].ID)
 	}
 	for _, s := range series {
 		if len(s.Samples[0]) == 0 {
@@ -88,28 +123,10 @@ func checkShared(paths []string, series []Series) error {
 			}
 		}
 	}
+	ids := make([]string, len(cols)-1)
+	for i, c := range cols[1:] {
+		ids[i] = c.ID
+	}
 	return fmt.Errorf("no benchmark of %s appears in %s: nothing to compare (the names, units and file configuration lines must match)",
-		paths[0], strings.Join(paths[1:], ", "))
-}
-
-// noResults says why a file held no Go benchmark result, with a hint for
-// the usual mistakes: an empty file, or the JSON report of another tool.
-func noResults(path string, warnings []error) error {
-	head := make([]byte, 512)
-	n := 0
-	if f, err := os.Open(path); err == nil {
-		n, _ = io.ReadFull(f, head)
-		f.Close()
-	}
-	head = bytes.TrimSpace(head[:n])
-	switch {
-	case len(head) == 0:
-		return fmt.Errorf("%s: empty: no Go benchmark results to compare", path)
-	case head[0] == '{' || head[0] == '[':
-		return fmt.Errorf("%s: no Go benchmark results: the file is JSON, not the Go benchmark format; the JSON of hyperfine, Google Benchmark, "+
-			"pytest-benchmark or criterion is read by a job file's suite (perfbot init --list; docs/suites.md)", path)
-	case len(warnings) > 0:
-		return fmt.Errorf("%s: no Go benchmark results: %w", path, warnings[0])
-	}
-	return fmt.Errorf("%s: no Go benchmark results (lines like \"BenchmarkName  1000  123 ns/op\")", path)
+		cols[0].ID, strings.Join(ids, ", "))
 }

@@ -26,14 +26,14 @@ const (
 
 // The formats of each report kind, the default first.
 var (
-	Formats            = []Format{FormatNCompare, FormatBenchstat, FormatJSON, FormatCSV, FormatMarkdown} // comparison tables
+	Formats            = []Format{FormatNCompare, FormatBenchstat, FormatJSON, FormatCSV, FormatMarkdown, FormatBMF} // comparison tables
 	TriageFormats      = []Format{FormatText, FormatMarkdown, FormatJSON, FormatEmail}
 	BisectFormats      = []Format{FormatText, FormatMarkdown, FormatJSON, FormatEmail}
 	HistoryFormats     = []Format{FormatText, FormatJSON, FormatCSV, FormatSVG}
 	LayoutFormats      = []Format{FormatText, FormatJSON}
 	SensitivityFormats = []Format{FormatText, FormatJSON}
-	GateFormats        = []Format{FormatText, FormatMarkdown, FormatJSON} // perfbot gate
-	QualifyFormats     = []Format{FormatText, FormatMarkdown, FormatJSON} // perfbot qualify
+	GateFormats        = []Format{FormatText, FormatMarkdown, FormatJSON, FormatBMF} // perfbot gate (bmf: WriteBMF over the gate's rows)
+	QualifyFormats     = []Format{FormatText, FormatMarkdown, FormatJSON}            // perfbot qualify
 	// ListFormats are the formats of a listing (findings, a fleet's jobs).
 	ListFormats = []Format{FormatText, FormatJSON}
 )

@@ -23,8 +23,11 @@ type JobTable struct {
 // output as one. One job is written in the other formats as Write writes
 // its table.
 func WriteJobs(w io.Writer, jobs []JobTable, opt Options) error {
-	if opt.Format == FormatJSON {
+	switch opt.Format {
+	case FormatJSON:
 		return writeCompareJSON(w, jobs)
+	case FormatBMF:
+		return writeJobsBMF(w, jobs)
 	}
 	if len(jobs) == 1 {
 		return Write(w, jobs[0].Table, opt)

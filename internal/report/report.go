@@ -47,6 +47,8 @@ func Write(w io.Writer, t *compare.Table, opt Options) error {
 		return WriteCSV(w, t, opt)
 	case "markdown":
 		return WriteMarkdown(w, t, opt)
+	case FormatBMF:
+		return writeJobsBMF(w, []JobTable{{Table: t}})
 	}
 	return fmt.Errorf("report: unknown format %q (valid: %s)", opt.Format, JoinFormats(Formats))
 }

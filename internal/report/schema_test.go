@@ -16,6 +16,8 @@ func goldenSchema(name string) string {
 	switch {
 	case strings.HasSuffix(name, "-json.golden"):
 		return "compare"
+	case strings.HasSuffix(name, "-bmf.golden"):
+		return "bmf"
 	case strings.HasPrefix(name, "triage_") && strings.HasSuffix(name, ".json.golden"):
 		return "triage"
 	case strings.HasPrefix(name, "bisect_") && strings.HasSuffix(name, ".json"):
@@ -53,7 +55,7 @@ func TestGoldensMatchSchemas(t *testing.T) {
 		seen[schema]++
 		t.Run(name, func(t *testing.T) { testutil.ValidateJSON(t, schema, data) })
 	}
-	for _, s := range []string{"compare", "triage", "bisect", "layout"} {
+	for _, s := range []string{"compare", "triage", "bisect", "layout", "bmf"} {
 		if seen[s] == 0 {
 			t.Errorf("no golden of %s", s)
 		}

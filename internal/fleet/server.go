@@ -48,6 +48,12 @@ type ServerConfig struct {
 	// every GCEvery (gc.go; zero: 20 GiB and 168 h, every hour).
 	GC      build.Budget
 	GCEvery time.Duration
+	// LockPing is how often the server pings the connections of the
+	// advisory locks it holds (a watch file's scheduler lock, a running
+	// cycle's liveness lock): one that dropped lost its lock, and the
+	// scheduling or the cycle stops within a ping (default
+	// DefaultLockPing: lock.go).
+	LockPing time.Duration
 }
 
 // Server is a fleet's server: River's leader (it rescues the jobs of dead

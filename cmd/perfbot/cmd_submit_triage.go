@@ -71,6 +71,13 @@ real improvement; or queued, with --no-wait), 1 real regression, 2 error,
 			if out.Error != "" {
 				return fmt.Errorf("triage on the fleet: %s", out.Error)
 			}
+			if format == report.FormatJSON && len(out.Document) > 0 {
+				// The recorded document, whichever perfbot recorded it.
+				if _, err := fmt.Fprintf(a.stdout, "%s\n", out.Document); err != nil {
+					return err
+				}
+				return exitWith((&triage.Result{Verdict: out.Verdict}).ExitStatus())
+			}
 			res, err := out.Result()
 			if err != nil {
 				return err

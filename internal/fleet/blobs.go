@@ -112,7 +112,7 @@ func putChunks(ctx context.Context, pool *pgxpool.Pool, h string, size int64, r 
 	if size > MaxBlob {
 		return fmt.Errorf("%d MiB: %w (fleet.MaxBlob, %d MiB)", size>>20, errTooLarge, MaxBlob>>20)
 	}
-	if have, err := hasBlob(ctx, pool, h); err != nil || have {
+	if have, err := touchBlob(ctx, pool, h); err != nil || have {
 		return err
 	}
 	tx, err := pool.Begin(ctx)
@@ -156,6 +156,16 @@ func hasBlob(ctx context.Context, pool *pgxpool.Pool, h string) (bool, error) {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// touchBlob reports whether the fleet stores blob h, and marks it stored
+// now: a blob about to be referenced again (a build record or run that
+// names it) is not collected under its writer (CollectBlobs spares the
+// blobs stored within its grace; the update and a collection's delete of
+// the row exclude each other).
+func touchBlob(ctx context.Context, pool *pgxpool.Pool, h string) (bool, error) {
+	tag, err := pool.Exec(ctx, `UPDATE perfbot_fleet_blobs SET stored = now() WHERE sha256 = $1`, h)
+	return err == nil && tag.RowsAffected() == 1, err
 }
 
 // deleteBlob removes blob h and its chunks.

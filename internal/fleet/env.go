@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/perfbot/perfbot/internal/build"
 	"github.com/perfbot/perfbot/internal/gitrev"
@@ -22,23 +23,36 @@ func (s *Server) Env(spec JobSpec, class string, repo *gitrev.Repo, logf func(fo
 }
 
 // localCopy builds on the fleet and copies each good build's artifacts
-// into the workspace (workspace.artifacts: checked by their SHA-256).
+// into the server's workspace (workspace.artifacts: checked by their
+// SHA-256). serverCopies (servercopies.go) adds the build's log and
+// source to the same copy.
 type localCopy struct {
 	r  *Remote
 	ws *workspace
 }
 
 func (b localCopy) Build(ctx context.Context, j *job.Job, c gitrev.Commit, v job.Variant) (*build.Result, error) {
-	res, err := b.r.Build(ctx, j, c, v)
+	res, _, err := b.copy(ctx, j, c, v)
+	return res, err
+}
+
+// copy builds commit under v on the fleet and, for a good build, copies
+// its artifacts to the server: res is the build with its record's
+// ArtifactDir there (a copy of the remote's record), local the workspace's
+// record of the copy (nil for a build that failed).
+func (b localCopy) copy(ctx context.Context, j *job.Job, c gitrev.Commit, v job.Variant) (res *build.Result, local *store.BuildRecord, err error) {
+	res, err = b.r.Build(ctx, j, c, v)
 	if err != nil || res == nil || res.Record == nil || res.Record.Status != store.BuildOK {
-		return res, err
+		return res, nil, err
 	}
-	rec, err := b.ws.artifacts(ctx, res.Record.Key, res.Artifacts)
-	if err != nil {
-		return nil, err
+	if local, err = b.ws.artifacts(ctx, res.Record.Key, res.Artifacts); err != nil {
+		return nil, nil, fmt.Errorf("copying the build of %s (%s) to the server: %w", c.Short(), variantName(v), err)
 	}
-	res.Record.ArtifactDir = rec.ArtifactDir
-	return res, nil
+	rec := *res.Record
+	rec.ArtifactDir = local.ArtifactDir
+	out := *res
+	out.Record = &rec
+	return &out, local, nil
 }
 
 // Parallel: a measurement's targets are built at once, as by the remote

@@ -66,14 +66,14 @@ type fixture struct {
 // may change it for its own fixture).
 var fixtureDeadAfter = 3 * time.Second
 
-func newFixture(t *testing.T, runs, size int) *fixture {
+func newFixture(t testing.TB, runs, size int) *fixture {
 	t.Helper()
 	return newFixtureWith(t, runs, size, testutil.BenchMakefile, testutil.BenchMakefile)
 }
 
 // newFixtureWith is newFixture with the Makefile of each of the two
 // commits.
-func newFixtureWith(t *testing.T, runs, size int, makefiles ...string) *fixture {
+func newFixtureWith(t testing.TB, runs, size int, makefiles ...string) *fixture {
 	t.Helper()
 	testutil.NeedTool(t, "gcc")
 	testutil.NeedTool(t, "make")
@@ -125,7 +125,7 @@ metrics:
 }
 
 // worker starts `perfbot worker` as machine id, pinned to cpu.
-func (f *fixture) worker(t *testing.T, id string, cpu int) *exec.Cmd {
+func (f *fixture) worker(t testing.TB, id string, cpu int) *exec.Cmd {
 	t.Helper()
 	bin, err := perfbotBinary()
 	if err != nil {
@@ -157,7 +157,7 @@ func (f *fixture) worker(t *testing.T, id string, cpu int) *exec.Cmd {
 }
 
 // jobs lists the fleet's River jobs of kind.
-func jobs(t *testing.T, c *river.Client[pgx.Tx], kind string) []*rivertype.JobRow {
+func jobs(t testing.TB, c *river.Client[pgx.Tx], kind string) []*rivertype.JobRow {
 	t.Helper()
 	res, err := c.JobList(context.Background(), river.NewJobListParams().Kinds(kind).First(1000))
 	if err != nil {

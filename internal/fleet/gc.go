@@ -17,13 +17,14 @@ const (
 
 // gcLoop removes the server workspace's old build worktrees within a
 // budget, periodically (build.CollectWorktrees: least recently used
-// first, never one a build holds; cached artifacts and results stay).
+// first, never one a build holds; cached artifacts and results stay),
+// and the fleet's blobs nothing refers to (CollectBlobs).
 type gcLoop struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
 
-func (g *gcLoop) start(dir string, budget build.Budget, every time.Duration, logf func(string, ...any)) {
+func (g *gcLoop) start(dir string, budget build.Budget, every time.Duration, blobs func(context.Context) (BlobGC, error), logf func(string, ...any)) {
 	if budget.Off() {
 		budget = build.Budget{MaxBytes: defaultGCMaxBytes, MaxAge: defaultGCMaxAge}
 	}
@@ -49,6 +50,11 @@ func (g *gcLoop) start(dir string, budget build.Budget, every time.Duration, log
 			}
 			if got.Removed > 0 {
 				logf("fleet: %s", got)
+			}
+			if bg, err := blobs(ctx); err != nil && ctx.Err() == nil {
+				logf("fleet: %v", err)
+			} else if bg.Removed > 0 {
+				logf("fleet: %s", bg)
 			}
 		}
 	}()

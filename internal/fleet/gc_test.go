@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,7 +36,8 @@ func TestServerGCLoop(t *testing.T) {
 	var g gcLoop
 	var logged []string
 	logs := make(chan string, 16)
-	g.start(dir, build.Budget{MaxAge: time.Nanosecond}, 20*time.Millisecond, func(format string, args ...any) {
+	noBlobs := func(context.Context) (BlobGC, error) { return BlobGC{}, nil }
+	g.start(dir, build.Budget{MaxAge: time.Nanosecond}, 20*time.Millisecond, noBlobs, func(format string, args ...any) {
 		select {
 		case logs <- format:
 		default:

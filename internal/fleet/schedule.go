@@ -36,7 +36,7 @@ func (s *Server) Schedule(ctx context.Context, file, class string, retry time.Du
 	}
 	for ctx.Err() == nil {
 		held, err := s.scheduleHeld(ctx, s.cfg.Pool, file, class)
-		if err != nil && ctx.Err() == nil {
+		if err != nil && ctx.Err() == nil && !errors.Is(err, ErrLockLost) { // said already
 			s.cfg.Log("watch %s: %v", file, err)
 		}
 		if !held || err != nil {
@@ -50,17 +50,23 @@ func (s *Server) Schedule(ctx context.Context, file, class string, retry time.Du
 }
 
 // scheduleHeld takes the file's lock, when free, and schedules its cycles
-// while it holds it. held says it took it.
+// while it holds it. held says it took it. A lost lock (its connection
+// dropped: pinged every LockPing) stops the scheduling at once, the
+// wait for a cycle or for the interval included, so that two servers
+// never schedule one file for longer than a ping.
 func (s *Server) scheduleHeld(ctx context.Context, pool *pgxpool.Pool, file, class string) (held bool, err error) {
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
+	var key int32
+	if err := pool.QueryRow(ctx, `SELECT hashtext($1)`, file).Scan(&key); err != nil {
 		return false, err
 	}
-	defer conn.Release()
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, hashtext($2))`, watchLockClass, file).Scan(&held); err != nil || !held {
+	lock, held, err := tryLock(ctx, pool, watchLockClass, key, s.cfg.LockPing)
+	if err != nil || !held {
 		return false, err
 	}
-	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1, hashtext($2))`, watchLockClass, file) //nolint:errcheck
+	defer lock.Release()
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	defer context.AfterFunc(lock.Context(), func() { stop(lock.Lost()) })()
 	s.cfg.Log("watch %s: this server schedules its cycles", file)
 	for {
 		interval := watch.DefaultInterval
@@ -72,12 +78,14 @@ func (s *Server) scheduleHeld(ctx context.Context, pool *pgxpool.Pool, file, cla
 		}
 		select {
 		case <-ctx.Done():
-			return true, nil
 		case <-time.After(interval):
 		}
-		// The lock is the connection's: a connection that broke lost it.
-		if err := conn.Ping(ctx); err != nil {
-			return true, err
+		if lost := lock.Lost(); lost != nil {
+			s.cfg.Log("watch %s: this server no longer schedules its cycles: %v", file, lost)
+			return true, lost
+		}
+		if ctx.Err() != nil {
+			return true, nil
 		}
 	}
 }

@@ -48,6 +48,16 @@ type ServerConfig struct {
 	// every GCEvery (gc.go; zero: 20 GiB and 168 h, every hour).
 	GC      build.Budget
 	GCEvery time.Duration
+	// LockPing is how often the server pings the connections of the
+	// advisory locks it holds (a watch file's scheduler lock, a running
+	// cycle's liveness lock): one that dropped lost its lock, and the
+	// scheduling or the cycle stops within a ping (default
+	// DefaultLockPing: lock.go).
+	LockPing time.Duration
+	// BlobGrace: the GC (every GCEvery) removes the blobs nothing refers
+	// to that were stored or reused longer ago than this (default
+	// DefaultBlobGrace: blobgc.go).
+	BlobGrace time.Duration
 }
 
 // Server is a fleet's server: River's leader (it rescues the jobs of dead
@@ -110,7 +120,8 @@ func NewServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 
 // Start starts working: leading the queue and orchestrating.
 func (s *Server) Start(ctx context.Context) error {
-	s.gc.start(s.ws.local.Dir(), s.cfg.GC, s.cfg.GCEvery, s.cfg.Log)
+	s.gc.start(s.ws.local.Dir(), s.cfg.GC, s.cfg.GCEvery,
+		func(ctx context.Context) (BlobGC, error) { return CollectBlobs(ctx, s.cfg.Pool, s.cfg.BlobGrace) }, s.cfg.Log)
 	if err := s.River.Start(ctx); err != nil {
 		return err
 	}

@@ -15,27 +15,24 @@ import (
 )
 
 // serverCopies builds on the fleet (remote) and gives each build a copy on
-// the server: its artifacts (with their DWARF), its log and a worktree of
-// its source, in the server's workspace, so that a triage reads the
-// builds' layouts, checks a restore's wrappers in its log and writes a
-// source patch against its source, as it does on one machine.
+// the server: its artifacts (with their DWARF: localCopy's copy), its log
+// and a worktree of its source, in the server's workspace, so that a
+// triage reads the builds' layouts, checks a restore's wrappers in its
+// log and writes a source patch against its source, as it does on one
+// machine. It builds one target at a time (no Parallel): the restores
+// share the server's builder.
 type serverCopies struct {
-	remote *Remote
-	ws     *workspace
+	copies localCopy
 	b      *build.Builder
 }
 
 func (sc *serverCopies) Build(ctx context.Context, j *job.Job, commit gitrev.Commit, v job.Variant) (*build.Result, error) {
-	res, err := sc.remote.Build(ctx, j, commit, v)
-	if err != nil || res == nil || res.Record == nil || res.Record.Status != store.BuildOK {
+	res, local, err := sc.copies.copy(ctx, j, commit, v)
+	if err != nil || local == nil {
 		return res, err
 	}
-	local, err := sc.ws.artifacts(ctx, res.Record.Key, res.Artifacts)
-	if err != nil {
-		return nil, fmt.Errorf("copying the build of %s (%s) to the server: %w", commit.Short(), variantName(v), err)
-	}
 	if _, err := os.Stat(local.LogPath); err != nil {
-		fb, err := getBuild(ctx, sc.ws.pool, res.Record.Key)
+		fb, err := getBuild(ctx, sc.copies.ws.pool, res.Record.Key)
 		if err != nil {
 			return nil, err
 		}
@@ -43,7 +40,7 @@ func (sc *serverCopies) Build(ctx context.Context, j *job.Job, commit gitrev.Com
 			if err := os.MkdirAll(filepath.Dir(local.LogPath), 0o755); err != nil {
 				return nil, err
 			}
-			if err := getBlobFile(ctx, sc.ws.pool, fb.LogSHA, local.LogPath); err != nil {
+			if err := getBlobFile(ctx, sc.copies.ws.pool, fb.LogSHA, local.LogPath); err != nil {
 				return nil, fmt.Errorf("the build log of %s (%s): %w", commit.Short(), variantName(v), err)
 			}
 		}
@@ -52,11 +49,8 @@ func (sc *serverCopies) Build(ctx context.Context, j *job.Job, commit gitrev.Com
 	if err != nil {
 		return nil, err
 	}
-	rec := *res.Record
-	rec.ArtifactDir, rec.LogPath = local.ArtifactDir, local.LogPath
-	out := *res
-	out.Record, out.Worktree = &rec, wt.Worktree
-	return &out, nil
+	res.Record.LogPath, res.Worktree = local.LogPath, wt.Worktree
+	return res, nil
 }
 
 // knobsRoot is the knobs folder of results store st, as the layout knobs

@@ -49,6 +49,8 @@ func TestSubmitTriageCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil || rep.Verdict != "no-change" {
 		t.Errorf("-f json: exit %d, %v, verdict %q\n%s%s", code, err, rep.Verdict, out, errOut)
 	}
+	// The triage's recorded document, the report of perfbot triage -f json.
+	testutil.ValidateJSON(t, "triage", []byte(out))
 	code, out, errOut = submit("--metric", "nope")
 	if code != 2 || !strings.Contains(errOut, `--metric "nope"`) {
 		t.Errorf("a metric the job lacks: exit %d\n%s%s", code, out, errOut)

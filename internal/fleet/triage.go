@@ -3,7 +3,9 @@ package fleet
 // Triage on a fleet: triage.Run over the fleet's builder and one machine.
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -15,9 +17,11 @@ import (
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/measure"
+	"github.com/perfbot/perfbot/internal/report"
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/triage"
 	"github.com/perfbot/perfbot/internal/verdict"
+	"github.com/perfbot/perfbot/internal/version"
 )
 
 // TriageArgs is a perfbot.triage job: triage the change from Base to
@@ -64,15 +68,22 @@ func (a TriageArgs) check() error {
 	return a.Config(j).Check()
 }
 
-// TriageOutput is what a triage records: its verdict, the machine, and
-// the whole result (Report: encoding/gob, which keeps every experiment's
-// table and the floats JSON cannot carry), or the error that ended it (a
-// build that fails, a metric no run printed).
+// TriageOutput is what a triage records: its verdict, the machine, the
+// report as the versioned JSON document of perfbot triage -f json
+// (Document: docs/json.md, readable in the queue's UI and stable across
+// perfbot versions), and the whole result for the submitting perfbot to
+// print any other format exactly as perfbot triage does (Report:
+// encoding/gob, which keeps every experiment's table and the floats JSON
+// cannot carry; read only by the perfbot version that wrote it, Wrote);
+// or the error that ended it (a build that fails, a metric no run
+// printed).
 type TriageOutput struct {
 	Verdict  verdict.Verdict `json:"verdict,omitempty"`
 	Sentence string          `json:"sentence,omitempty"`
 	Machine  string          `json:"machine,omitempty"`
+	Document json.RawMessage `json:"document,omitempty"`
 	Report   []byte          `json:"report,omitempty"`
+	Wrote    string          `json:"wrote,omitempty"` // the perfbot version that encoded Report
 	Error    string          `json:"error,omitempty"`
 }
 
@@ -86,21 +97,32 @@ func triageOutput(res *triage.Result, err error) (TriageOutput, error) {
 		return out, nil
 	}
 	out.Verdict, out.Sentence, out.Machine = res.Verdict, res.Sentence, res.Machine
+	var doc bytes.Buffer
+	if err := report.WriteTriage(&doc, res, report.TriageOptions{Format: report.FormatJSON, Machine: res.Machine}); err != nil {
+		return out, fmt.Errorf("recording the triage's report: %w", err)
+	}
+	out.Document = bytes.TrimSpace(doc.Bytes())
 	data, err := encodeGob(res)
 	if err != nil {
 		return out, fmt.Errorf("recording the triage's result: %w", err)
 	}
-	out.Report = data
+	out.Report, out.Wrote = data, version.Get().String()
 	return out, nil
 }
 
 // Result decodes the triage's result (nil when it ended with an error).
+// One another perfbot version recorded that this one cannot decode is an
+// error naming both: its JSON document (Document) is then the report to
+// read.
 func (o TriageOutput) Result() (*triage.Result, error) {
 	if len(o.Report) == 0 {
 		return nil, nil
 	}
 	var res triage.Result
 	if err := decodeGob(o.Report, &res); err != nil {
+		if v := version.Get().String(); o.Wrote != v {
+			return nil, fmt.Errorf("the triage's result was recorded by perfbot %s and this perfbot (%s) cannot read it (%v): its JSON report (-f json) still can be", o.Wrote, v, err)
+		}
 		return nil, fmt.Errorf("the triage's recorded result: %w", err)
 	}
 	return &res, nil
@@ -168,7 +190,7 @@ func (s *Server) triageOn(ctx context.Context, spec JobSpec, class string, b *bu
 		}
 		c := cfg
 		c.Job = j
-		c.Env = measure.Env{Store: s.cfg.Results, Repo: b.Repo, Builder: &serverCopies{remote: remote, ws: s.ws, b: b},
+		c.Env = measure.Env{Store: s.cfg.Results, Repo: b.Repo, Builder: &serverCopies{copies: localCopy{remote, s.ws}, b: b},
 			Executor: bound, Logf: logf}
 		logf("triage of %s -> %s: every experiment on machine %s of class %s", gitrev.Short(cfg.Base), gitrev.Short(cfg.Changed), m, class)
 		res, err := triage.Run(ctx, c)

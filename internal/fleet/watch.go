@@ -83,7 +83,7 @@ func (ww *watchWorker) Timeout(*river.Job[WatchArgs]) time.Duration { return ww.
 
 func (ww *watchWorker) Work(ctx context.Context, rj *river.Job[WatchArgs]) error {
 	s, a := ww.s, rj.Args
-	release, ok, err := holdLive(ctx, s.cfg.Pool, rj.ID)
+	lock, ok, err := holdLive(ctx, s.cfg.Pool, rj.ID, s.cfg.LockPing)
 	if err != nil {
 		return again(ctx, err)
 	}
@@ -91,7 +91,16 @@ func (ww *watchWorker) Work(ctx context.Context, rj *river.Job[WatchArgs]) error
 		// Another server works it (a rescue that raced its start).
 		return river.JobSnooze(WatchRescueEvery)
 	}
-	defer release()
+	defer lock.Release()
+	// A lost liveness lock (its connection dropped) lets another server's
+	// rescue start the cycle again: this one stops at once.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	defer context.AfterFunc(lock.Context(), func() {
+		if err := lock.Lost(); err != nil {
+			stop(err)
+		}
+	})()
 	cfg, err := watch.Load(a.File)
 	if err != nil {
 		return river.JobCancel(err)
@@ -112,6 +121,10 @@ func (ww *watchWorker) Work(ctx context.Context, rj *river.Job[WatchArgs]) error
 	}
 	w := &watch.Watcher{Config: cfg, Logf: logf, Places: &watchPlaces{s: s, class: a.Class, logf: logf}}
 	rep, err := w.Cycle(ctx)
+	if lost := lock.Lost(); lost != nil {
+		logf("watch: stopped: its liveness lock is lost (%v); the cycle resumes from what is stored on the server that takes it", lost)
+		return lost
+	}
 	if err != nil {
 		return again(ctx, err)
 	}

@@ -14,7 +14,7 @@ import (
 
 // submitWatch runs `perfbot submit watch --once` (the real binary) on the
 // fixture's fleet and returns its exit status and stderr.
-func submitWatch(t *testing.T, f *fixture, watchFile string) (int, string) {
+func submitWatch(t testing.TB, f *fixture, watchFile string) (int, string) {
 	t.Helper()
 	bin, err := perfbotBinary()
 	if err != nil {

@@ -35,22 +35,11 @@ const (
 // liveKey is the second key of job id's liveness lock.
 func liveKey(id int64) int32 { return int32(id % (1 << 31)) }
 
-// holdLive takes job id's liveness lock on a connection of its own and
-// returns its release; false when another server holds it (the cycle is
+// holdLive takes job id's liveness lock on a connection of its own,
+// pinged every period; false when another server holds it (the cycle is
 // being worked there).
-func holdLive(ctx context.Context, pool *pgxpool.Pool, id int64) (release func(), ok bool, err error) {
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		return nil, false, err
-	}
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, $2)`, watchLiveClass, liveKey(id)).Scan(&ok); err != nil || !ok {
-		conn.Release()
-		return nil, false, err
-	}
-	return func() {
-		_, _ = conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1, $2)`, watchLiveClass, liveKey(id))
-		conn.Release()
-	}, true, nil
+func holdLive(ctx context.Context, pool *pgxpool.Pool, id int64, period time.Duration) (*heldLock, bool, error) {
+	return tryLock(ctx, pool, watchLiveClass, liveKey(id), period)
 }
 
 // rescueWatches makes available again the running watch cycles whose
@@ -65,7 +54,7 @@ func rescueWatches(ctx context.Context, pool *pgxpool.Pool, c *river.Client[pgx.
 		if row.AttemptedAt == nil || time.Since(*row.AttemptedAt) < WatchRescueGrace {
 			continue
 		}
-		release, free, err := holdLive(ctx, pool, row.ID)
+		lock, free, err := holdLive(ctx, pool, row.ID, 0)
 		if err != nil {
 			return out, err
 		}
@@ -79,7 +68,7 @@ func rescueWatches(ctx context.Context, pool *pgxpool.Pool, c *river.Client[pgx.
 			errors = array_append(errors, $2::jsonb) WHERE id = $1 AND state = 'running'`, row.ID,
 			fmt.Sprintf(`{"at": %q, "attempt": %d, "error": "its server is gone (its liveness lock was free): queued again"}`,
 				time.Now().UTC().Format(time.RFC3339Nano), row.Attempt))
-		release()
+		lock.Release()
 		if err != nil {
 			return out, err
 		}

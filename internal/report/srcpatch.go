@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/perfbot/perfbot/internal/layout"
+	"github.com/perfbot/perfbot/internal/report/doc"
 )
 
 // SrcPatchSummary returns the explanation of a source patch, a few lines
@@ -89,56 +90,17 @@ func WriteSrcPatchCheck(w io.Writer, sp *layout.SrcPatch, r layout.CheckResult) 
 	return err
 }
 
-// srcPatchJSON is a source patch, and its check when one was made, as
-// JSON.
-type srcPatchJSON struct {
-	Root       string             `json:"root"`
-	RootKind   string             `json:"root_kind"`
-	RootSymbol string             `json:"root_symbol"`
-	Suspect    string             `json:"suspect,omitempty"`
-	File       string             `json:"file"`
-	Line       int                `json:"line"`
-	Anchor     string             `json:"anchor,omitempty"`
-	AnchorLine int                `json:"anchor_line,omitempty"`
-	After      bool               `json:"after"`
-	Order      string             `json:"order"`
-	From       string             `json:"from"`
-	Name       string             `json:"name"`
-	Section    string             `json:"section"`
-	Bytes      uint64             `json:"bytes"`
-	Align      uint64             `json:"align"`
-	Exact      bool               `json:"exact"`
-	Diff       string             `json:"diff"`
-	Notes      []string           `json:"notes"`
-	Check      *srcPatchCheckJSON `json:"check,omitempty"`
-}
-
-type srcPatchCheckJSON struct {
-	Restored      bool     `json:"restored"`
-	Summary       string   `json:"summary"`
-	After         int      `json:"after"`
-	Back          int      `json:"back"`
-	NotBack       []string `json:"not_back"`
-	Missing       int      `json:"missing"`
-	BeforeMoved   int      `json:"before_moved"`
-	PadAt         string   `json:"pad_at,omitempty"`
-	PadBack       bool     `json:"pad_back"`
-	SuspectBack   bool     `json:"suspect_back"`
-	OtherMoved    int      `json:"other_moved"`
-	OtherSections []string `json:"other_sections"`
-}
-
 // WriteSrcPatchJSON writes the patch (and, when r is not nil, its check)
-// as one JSON object.
+// as one JSON object: a doc.SrcPatch (docs/schema/layout-patch.json).
 func WriteSrcPatchJSON(w io.Writer, sp *layout.SrcPatch, r *layout.CheckResult) error {
-	out := srcPatchJSON{
+	out := doc.SrcPatch{Version: doc.SrcPatchVersion,
 		Root: sp.Root.String(), RootKind: sp.Root.Kind.String(), RootSymbol: sp.Root.Symbol, Suspect: sp.Suspect,
 		File: sp.File, Line: sp.Line, Anchor: sp.Anchor, AnchorLine: sp.AnchorLine, After: sp.After,
 		Order: sp.Order, From: sp.From, Name: sp.Name, Section: sp.Section, Bytes: sp.Bytes, Align: sp.Align,
 		Exact: sp.Exact, Diff: sp.Diff, Notes: append([]string{}, sp.Notes...),
 	}
 	if r != nil {
-		c := &srcPatchCheckJSON{Restored: r.Restored, Summary: r.String(), After: r.After, Back: r.Back,
+		c := &doc.SrcPatchCheck{Restored: r.Restored, Summary: r.String(), After: r.After, Back: r.Back,
 			NotBack: []string{}, Missing: r.Missing, BeforeMoved: r.BeforeMoved, PadBack: r.PadBack,
 			SuspectBack: r.SuspectBack, OtherMoved: r.OtherMoved, OtherSections: append([]string{}, r.OtherSections...)}
 		if r.Pad != "" {

@@ -26,6 +26,7 @@ const (
 	HistoryVersion     = 1
 	SensitivityVersion = 1
 	FindingsVersion    = 1
+	SrcPatchVersion    = 1
 )
 
 // Num is a number that encodes NaN and ±Inf as null (JSON has neither).

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -236,13 +238,39 @@ func TestKillAndResume(t *testing.T) {
 	}
 }
 
-// buildPerfbot compiles the command once per test binary.
+// builtPerfbot is the command compiled once per test binary (by
+// buildPerfbot), in a folder TestMain removes.
+var builtPerfbot struct {
+	once sync.Once
+	dir  string // the folder it lies in
+	bin  string
+	err  error
+}
+
+// buildPerfbot compiles the command once per test binary and returns the
+// path of the executable, which the tests share and only run.
 func buildPerfbot(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "perfbot")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	b := &builtPerfbot
+	b.once.Do(func() {
+		if b.dir, b.err = os.MkdirTemp("", "perfbot-test-bin-"); b.err != nil {
+			return
+		}
+		b.bin = filepath.Join(b.dir, "perfbot")
+		if out, err := exec.Command("go", "build", "-o", b.bin, ".").CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	return bin
+	return b.bin
+}
+
+// removeBuiltPerfbot removes what buildPerfbot compiled (TestMain, after
+// the tests).
+func removeBuiltPerfbot() {
+	if builtPerfbot.dir != "" {
+		_ = os.RemoveAll(builtPerfbot.dir)
+	}
 }

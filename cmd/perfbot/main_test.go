@@ -23,7 +23,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(holdLockEnv) == "1" {
 		os.Exit(holdLock())
 	}
-	os.Exit(testutil.RunWithPostgres(m))
+	code := testutil.RunWithPostgres(m)
+	removeBuiltPerfbot()
+	os.Exit(code)
 }
 
 // holdLock takes the machine lock, says "held" and keeps it until its

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -89,6 +90,8 @@ func buildKernelPair(t *testing.T) *kernelTree {
 	top := os.Getenv(kernelBuildEnv)
 	if top == "" {
 		top = t.TempDir()
+	} else {
+		lockKernelBuild(t, top)
 	}
 	k := &kernelTree{dir: filepath.Join(top, "linux-source-6.1"), base: filepath.Join(top, "base.vmlinux"), change: filepath.Join(top, "changed.vmlinux")}
 	bugs := filepath.Join(k.dir, "arch/x86/kernel/cpu/bugs.c")
@@ -104,6 +107,11 @@ func buildKernelPair(t *testing.T) *kernelTree {
 			runIn(t, top, "cp", filepath.Join(k.dir, "vmlinux"), k.change)
 			return k
 		}
+	}
+	// A tree without a finished base build (a run stopped in the middle)
+	// is unpacked again, not built on.
+	if err := os.RemoveAll(k.dir); err != nil {
+		t.Fatal(err)
 	}
 	runIn(t, top, "tar", "xf", kernelTarball)
 	orig, err := os.ReadFile(bugs)
@@ -132,6 +140,25 @@ func buildKernelPair(t *testing.T) *kernelTree {
 	k.make(t, "vmlinux")
 	runIn(t, top, "cp", filepath.Join(k.dir, "vmlinux"), k.change)
 	return k
+}
+
+// lockKernelBuild holds an exclusive lock on the folder of
+// PERFBOT_KERNEL_BUILD until the test ends, so that two test processes
+// that share it (two CI runs on one machine) take turns with its tree.
+func lockKernelBuild(t *testing.T, top string) {
+	t.Helper()
+	if err := os.MkdirAll(top, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(top, "lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		t.Fatalf("%s=%s: locking it: %v", kernelBuildEnv, top, err)
+	}
+	t.Cleanup(func() { f.Close() })
 }
 
 // TestKernelTinyconfigKey builds a real kernel twice (Debian's 6.1,

@@ -79,6 +79,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if env.Remote() {
 		res.Runner = Runner{Load: math.NaN(), Pinned: -1}
 	}
+	if res.Qualification, err = qualification(ctx, env, j.Key()); err != nil {
+		return nil, err
+	}
 	seed := cfg.Seed
 	if seed == 0 {
 		seed = measure.SeedOf("gate", j.Key(), base.Hash, head.Hash)

@@ -267,7 +267,6 @@ func interrupted(ctx context.Context, env Env, err error) error {
 	return err
 }
 
-
 // resolveRevs turns revisions into commits, naming every unknown one.
 func resolveRevs(ctx context.Context, repo *gitrev.Repo, revs []string) ([]gitrev.Commit, error) {
 	if repo == nil {

@@ -29,6 +29,10 @@ func WriteGate(w io.Writer, r *gate.Result, f Format) error {
 		if err := writeGateJSON(&b, r); err != nil {
 			return err
 		}
+	case FormatBMF:
+		if err := writeGateBMF(&b, r); err != nil {
+			return err
+		}
 	default:
 		return CheckFormat(f, GateFormats)
 	}

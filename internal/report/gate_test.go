@@ -62,7 +62,27 @@ func TestGateFormats(t *testing.T) {
 			if !strings.Contains(out, `"outcome": "alignment-artifact"`) || !strings.Contains(out, `"exit_status": 0`) {
 				t.Errorf("json:\n%s", out)
 			}
+		case FormatBMF:
+			testutil.ValidateJSON(t, "bmf", b.Bytes())
+			// An alignment artifact passes: no regression for Bencher.
+			for _, want := range []string{`"text"`, `"latency"`, `"latency-change-pct"`, `"latency-regression"`} {
+				if !strings.Contains(out, want) {
+					t.Errorf("bmf: no %s:\n%s", want, out)
+				}
+			}
+			if !strings.Contains(out, "\"latency-regression\": {\n      \"value\": 0\n") {
+				t.Errorf("bmf: an alignment artifact that passes is a regression for Bencher:\n%s", out)
+			}
 		}
+	}
+	// A regression that fails the gate is 1 for Bencher.
+	r.Outcome = gate.Regression
+	var bb bytes.Buffer
+	if err := WriteGate(&bb, r, FormatBMF); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(bb.String(), "\"latency-regression\": {\n      \"value\": 1\n") {
+		t.Errorf("bmf of a failed gate:\n%s", bb.String())
 	}
 	r.Triage, r.Qualification, r.Outcome = nil, nil, gate.Unchanged
 	var b bytes.Buffer

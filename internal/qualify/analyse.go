@@ -139,7 +139,9 @@ type inputs struct {
 // analyse fills in the A/A rate, the noise and detectable change per
 // metric, and the slowdown's size and detection rate.
 func (in inputs) analyse(res *Result) error {
-	res.Runs = len(in.plain)
+	if res.Runs == 0 {
+		res.Runs = len(in.plain)
+	}
 	aa := aaPool(in.plain, len(in.rules))
 	res.Pairs = aa.pairs()
 	if res.Pairs < MinPairs {

@@ -64,7 +64,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	pairTime := 2 * perRound / time.Duration(len(targets))
 	res.BudgetPairs, res.Budget = budgetPairs(cfg.gatePairs(), cfg.gateMaxTime(), pairTime)
-	in := inputs{rules: rules, plain: valuesOf(plain, rules), budget: res.BudgetPairs, gates: cfg.gates(), rng: rand.New(rand.NewSource(res.Seed))}
+	in := inputs{rules: rules, budget: res.BudgetPairs, gates: cfg.gates(), rng: rand.New(rand.NewSource(res.Seed))}
+	aa := plain
 	if len(targets) > 1 {
 		slow, _, err := okRuns(ctx, env.Store, j, targets[1], from)
 		if err != nil {
@@ -72,7 +73,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		in.rounds = roundsOf(plain, slow, rules)
 		in.slowName = slowName
+		aa = byPosition(plain, slow)
 	}
+	in.plain = valuesOf(aa, rules)
+	res.Runs = len(valuesOf(plain, rules))
 	if err := in.analyse(res); err != nil {
 		return nil, err
 	}
@@ -228,4 +232,30 @@ func budgetPairs(maxPairs int, maxTime, pairTime time.Duration) (int, string) {
 	}
 	n := max(fit, MinPairs)
 	return n, fmt.Sprintf("%d pairs: gate.max_time %s at %s a pair (gate.max_runs %d)", n, maxTime, pairTime.Round(time.Millisecond), maxPairs)
+}
+
+// byPosition orders the plain runs for A/A pairing when slowed runs were
+// taken beside them: the runs taken first in their round, then those taken
+// second (by start time against the slowed run of the same round), each
+// group in run order and even in length, so that a pair's two runs held
+// the same place in their rounds and no position effect reads as a change.
+func byPosition(plain, slow []store.RunRecord) []store.RunRecord {
+	type key struct {
+		idx     int
+		session string
+	}
+	started := map[key]time.Time{}
+	for _, r := range slow {
+		started[key{r.Index, r.Session}] = r.Started
+	}
+	var first, second []store.RunRecord
+	for _, r := range plain {
+		if s, ok := started[key{r.Index, r.Session}]; ok && s.Before(r.Started) {
+			second = append(second, r)
+		} else {
+			first = append(first, r)
+		}
+	}
+	first = first[:len(first)/2*2]
+	return append(first, second...)
 }

@@ -21,8 +21,10 @@ type Result struct {
 	LoadStart, LoadEnd float64
 	Alpha              float64
 
-	// Runs are the plain build's OK runs measured, Failed its failed ones;
-	// Pairs the A/A pairs cut from the runs.
+	// Runs are the plain build's OK runs measured (holding every gated
+	// metric), Failed its failed ones; Pairs the A/A pairs cut from the
+	// runs (with a slowdown, from runs at the same position in their
+	// rounds).
 	Runs, Failed, Pairs int
 	// BudgetPairs is the gate's budget in pairs that every resampled gate
 	// is given (its last look); Budget says where it comes from.

@@ -18,7 +18,7 @@ import (
 // ones with their thresholds, else every metric of the job's own that the
 // runs hold (not the builtins), each at gate.threshold.
 func rulesOf(j *job.Job, runs []store.RunRecord) ([]gate.Rule, error) {
-	thr := DefaultThresholdPct
+	thr := gate.DefaultThresholdPct
 	if j.Gate.ThresholdPct > 0 {
 		thr = j.Gate.ThresholdPct
 	}

@@ -24,12 +24,6 @@ const (
 	DefaultMaxTime = 20 * time.Minute
 	// DefaultGates is the number of resampled A/A gates.
 	DefaultGates = 200
-	// DefaultThresholdPct is the gate's threshold where the job's gate:
-	// section names none (job.Gate's documented default).
-	DefaultThresholdPct = 5.0
-	// DefaultGateMaxTime is the gate's own time budget where the job
-	// names none (job.Gate's documented default).
-	DefaultGateMaxTime = 15 * time.Minute
 	// MinPairs is the fewest A/A pairs a qualification decides on: the
 	// gate's first look.
 	MinPairs = gate.FirstLook
@@ -136,5 +130,5 @@ func (c Config) gateMaxTime() time.Duration {
 	if c.Job.Gate.MaxTime > 0 {
 		return c.Job.Gate.MaxTime
 	}
-	return DefaultGateMaxTime
+	return gate.DefaultMaxTime
 }

@@ -3,6 +3,7 @@ package qualify
 import (
 	"context"
 	"fmt"
+	"github.com/perfbot/perfbot/internal/gate"
 	"math/rand"
 	"slices"
 	"sort"
@@ -92,7 +93,7 @@ func (c Config) threshold() float64 {
 	if c.Job.Gate.ThresholdPct > 0 {
 		return c.Job.Gate.ThresholdPct
 	}
-	return DefaultThresholdPct
+	return gate.DefaultThresholdPct
 }
 
 // targets are the plain build and, when the job names one, the planted

@@ -17,6 +17,7 @@ import (
 	"github.com/perfbot/perfbot/internal/measure"
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/testutil"
+	"github.com/perfbot/perfbot/internal/testutil/schematest"
 )
 
 // These tests run perfbot bisect on the demo's "bisect" history: 64 real
@@ -77,7 +78,7 @@ func bisectRun(t *testing.T, args ...string) (int, bisectJSONDoc, string) {
 	code, out, errOut := perfbot(t, append([]string{"bisect", "--format", "json"}, args...)...)
 	var doc bisectJSONDoc
 	if code != exitError {
-		testutil.ValidateJSON(t, "bisect", []byte(out))
+		schematest.ValidateJSON(t, "bisect", []byte(out))
 		if err := json.Unmarshal([]byte(out), &doc); err != nil {
 			t.Fatalf("exit %d, report is not JSON: %v\n%s\nstderr:\n%s", code, err, out, errOut)
 		}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/perfbot/perfbot/internal/finding"
 	"github.com/perfbot/perfbot/internal/store"
-	"github.com/perfbot/perfbot/internal/testutil"
+	"github.com/perfbot/perfbot/internal/testutil/schematest"
 	"github.com/perfbot/perfbot/internal/verdict"
 )
 
@@ -59,7 +59,7 @@ func TestFindingsFormat(t *testing.T) {
 	if code != exitOK || json.Unmarshal([]byte(out), &doc) != nil {
 		t.Fatalf("perfbot findings -f json: exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
-	testutil.ValidateJSON(t, "findings", []byte(out))
+	schematest.ValidateJSON(t, "findings", []byte(out))
 	if doc.Version != 1 || len(doc.Findings) != 1 {
 		t.Fatalf("findings JSON %+v: want version 1 and one finding", doc)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/perfbot/perfbot/internal/testutil"
+	"github.com/perfbot/perfbot/internal/testutil/schematest"
 )
 
 // gateJobYAML is a job over testutil.SeqBenchC whose figure comes from a
@@ -65,7 +66,7 @@ func TestGateCommand(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("no-op: exit %d; want 0:\n%s\n%s", code, out, errOut)
 	}
-	testutil.ValidateJSON(t, "gate", []byte(out))
+	schematest.ValidateJSON(t, "gate", []byte(out))
 	var doc struct {
 		Outcome, Line string
 		Metrics       []struct {

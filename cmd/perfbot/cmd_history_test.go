@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/perfbot/perfbot/internal/testutil"
+	"github.com/perfbot/perfbot/internal/testutil/schematest"
 )
 
 // TestHistoryCommand runs perfbot watch --once twice on a real repository
@@ -41,7 +42,7 @@ func TestHistoryCommand(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("history --history %s: exit %d\n%s", hist, code, errOut)
 		}
-		testutil.ValidateJSON(t, "history", []byte(out))
+		schematest.ValidateJSON(t, "history", []byte(out))
 		var doc struct {
 			Job, History, Branch, Metric, Better string
 			Points                               []struct {

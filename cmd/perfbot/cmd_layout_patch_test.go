@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/perfbot/perfbot/internal/testutil"
+	"github.com/perfbot/perfbot/internal/testutil/schematest"
 )
 
 // TestLayoutDiffPatch is the seed report's proof from the command line:
@@ -53,7 +54,7 @@ func TestLayoutDiffPatch(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &got); code != exitOK || err != nil {
 		t.Fatalf("--format json: exit %d, %v: %s%s", code, err, js, errs)
 	}
-	testutil.ValidateJSON(t, "layout-patch", []byte(js))
+	schematest.ValidateJSON(t, "layout-patch", []byte(js))
 	if got.RootSymbol != "mds_user_clear" || got.File != "main.c" || got.Anchor != "switch_mm_always_ibpb" ||
 		got.Bytes != 16 || !got.Exact || !strings.Contains(out, got.Diff) {
 		t.Errorf("--format json: %+v", got)
@@ -82,7 +83,7 @@ func TestLayoutDiffPatch(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &checked); code != exitOK || err != nil || checked.Version != 1 || checked.Check == nil || !checked.Check.Restored {
 		t.Errorf("--patch-check -f json: exit %d, %v, want version 1 and restored: %s%s", code, err, js, errs)
 	}
-	testutil.ValidateJSON(t, "layout-patch", []byte(js))
+	schematest.ValidateJSON(t, "layout-patch", []byte(js))
 	if x := layoutNM(t, c, "x"); x != layoutNM(t, a, "x") {
 		t.Errorf("x at %#x in the patched build, %#x in A", x, layoutNM(t, a, "x"))
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/perfbot/perfbot/internal/testutil"
+	"github.com/perfbot/perfbot/internal/testutil/schematest"
 )
 
 // layoutDataSrc is the seed report's case: a 16-byte static key before two
@@ -142,7 +143,7 @@ func TestLayoutDiffSeedCase(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("json: exit %d: %s", code, errs)
 	}
-	testutil.ValidateJSON(t, "layout", []byte(out))
+	schematest.ValidateJSON(t, "layout", []byte(out))
 	var js struct {
 		Runs []struct {
 			First  string

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/perfbot/perfbot/internal/testutil"
+	"github.com/perfbot/perfbot/internal/testutil/schematest"
 )
 
 // TestQualifyCommand qualifies this machine for a C benchmark built with
@@ -32,7 +33,7 @@ func TestQualifyCommand(t *testing.T) {
 	if code != 0 && code != 1 {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
-	testutil.ValidateJSON(t, "qualify", []byte(out))
+	schematest.ValidateJSON(t, "qualify", []byte(out))
 	var d struct {
 		Fit     bool
 		Runs    int

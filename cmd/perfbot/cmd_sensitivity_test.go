@@ -7,6 +7,7 @@ import (
 
 	"github.com/perfbot/perfbot/internal/demo"
 	"github.com/perfbot/perfbot/internal/testutil"
+	"github.com/perfbot/perfbot/internal/testutil/schematest"
 )
 
 // TestSensitivity: perfbot sensitivity on the demo's base, built plain,
@@ -23,7 +24,7 @@ func TestSensitivity(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, errOut)
 	}
-	testutil.ValidateJSON(t, "sensitivity", []byte(out))
+	schematest.ValidateJSON(t, "sensitivity", []byte(out))
 	var doc struct {
 		Layouts []string `json:"layouts"`
 		Metrics []struct {

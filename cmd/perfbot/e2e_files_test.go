@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perfbot/perfbot/internal/testutil"
+	"github.com/perfbot/perfbot/internal/testutil/schematest"
 )
 
 // TestCompareFilesNotGreen: result files that hold nothing to compare (an
@@ -107,7 +107,7 @@ func TestCompareFilesBMF(t *testing.T) {
 	if code != exitRegression {
 		t.Fatalf("exit %d, want 1\n%s", code, errOut)
 	}
-	testutil.ValidateJSON(t, "bmf", []byte(out))
+	schematest.ValidateJSON(t, "bmf", []byte(out))
 	var doc map[string]map[string]map[string]float64
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/perfbot/perfbot/internal/demo"
 	"github.com/perfbot/perfbot/internal/testutil"
+	"github.com/perfbot/perfbot/internal/testutil/schematest"
 )
 
 // These end-to-end tests drive perfbot the way a user does, on real git
@@ -202,7 +203,7 @@ func TestCompareMatrix(t *testing.T) {
 	if code == exitError {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	testutil.ValidateJSON(t, "compare", []byte(out))
+	schematest.ValidateJSON(t, "compare", []byte(out))
 	var doc jsonReport
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Tables) != 2 || !strings.Contains(doc.Tables[1].Job, "n=200000") {
 		t.Fatalf("json: %v, %d tables; want 2 with names:\n%s", err, len(doc.Tables), out)
@@ -215,7 +216,7 @@ func TestCompareMatrix(t *testing.T) {
 	// bmf (from the store): one Bencher document, each benchmark under its
 	// atomic job, the head's work_ms as Bencher's latency in ns.
 	_, out, errOut = perfbot(t, "compare", "--cpu", "none", "--format", "bmf", jobFile, base, next)
-	testutil.ValidateJSON(t, "bmf", []byte(out))
+	schematest.ValidateJSON(t, "bmf", []byte(out))
 	var bmf map[string]map[string]map[string]float64
 	if err := json.Unmarshal([]byte(out), &bmf); err != nil {
 		t.Fatalf("bmf: %v\n%s%s", err, out, errOut)

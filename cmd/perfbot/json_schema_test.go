@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/perfbot/perfbot/internal/testutil"
+	"github.com/perfbot/perfbot/internal/testutil/schematest"
 )
 
 // TestCompareFilesJSONSchema: perfbot compare of two Go benchmark files,
@@ -16,7 +16,7 @@ func TestCompareFilesJSONSchema(t *testing.T) {
 	if code == exitError {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	testutil.ValidateJSON(t, "compare", []byte(out))
+	schematest.ValidateJSON(t, "compare", []byte(out))
 	var rep jsonReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Tables) != 1 || rep.Tables[0].Job != "" || len(rep.metrics()) == 0 {
 		t.Fatalf("%v: want one table of no job, with metrics:\n%s", err, out)

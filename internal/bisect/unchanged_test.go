@@ -15,6 +15,7 @@ import (
 	"github.com/perfbot/perfbot/internal/report"
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/testutil"
+	"github.com/perfbot/perfbot/internal/testutil/schematest"
 )
 
 // TestBisectIgnored: over a range whose commits around a 50 % slowdown
@@ -86,7 +87,7 @@ metrics:
 	if err := report.WriteBisect(&js, &report.BisectReport{Result: res}, "json"); err != nil {
 		t.Fatal(err)
 	}
-	testutil.ValidateJSON(t, "bisect", js.Bytes())
+	schematest.ValidateJSON(t, "bisect", js.Bytes())
 	// doc 2 is the culprit's parent: the check measures it.
 	for _, h := range []string{doc1, doc3} {
 		if runs, err := st.RunsWithoutValues(ctx, jobs[0].Key(), h, ""); err != nil || len(runs) != 0 {

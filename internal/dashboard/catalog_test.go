@@ -9,6 +9,7 @@ import (
 
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/testutil"
+	"github.com/perfbot/perfbot/internal/testutil/schematest"
 )
 
 // TestLateJobs serves an empty fleet database (perfbot serve --db before
@@ -36,7 +37,7 @@ func TestLateJobs(t *testing.T) {
 		if code != 200 || jsonUnmarshal(body, &js) != nil || js.Version != APIVersion {
 			t.Fatalf("/api/jobs: %d %s", code, body)
 		}
-		testutil.ValidateJSON(t, "dashboard-jobs", body)
+		schematest.ValidateJSON(t, "dashboard-jobs", body)
 		return js.Jobs
 	}
 	if js := jobs(); len(js) != 0 {

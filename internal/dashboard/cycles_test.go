@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/internal/store"
-	"github.com/perfbot/perfbot/internal/testutil"
+	"github.com/perfbot/perfbot/internal/testutil/schematest"
 )
 
 // TestCyclesPage: the watch cycles recorded in a store (one that went
@@ -77,7 +77,7 @@ func TestCyclesPage(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &list); err != nil {
 		t.Fatal(err)
 	}
-	testutil.ValidateJSON(t, "dashboard-cycles", []byte(body))
+	schematest.ValidateJSON(t, "dashboard-cycles", []byte(body))
 	rows := list.Cycles
 	if len(rows) != 3 || !rows[0].Panicked || rows[2].Failed || rows[0].Tested != 1 {
 		t.Errorf("/api/cycles = %+v", rows)

@@ -17,7 +17,7 @@ import (
 
 	"github.com/perfbot/perfbot/internal/report/doc"
 	"github.com/perfbot/perfbot/internal/store"
-	"github.com/perfbot/perfbot/internal/testutil"
+	"github.com/perfbot/perfbot/internal/testutil/schematest"
 )
 
 // TestDashboard builds one store with real watch cycles (fixture) and
@@ -43,7 +43,7 @@ func (f *fixture) get(t *testing.T, path string, v any) (int, string) {
 	t.Helper()
 	code, body := f.do(t, "GET", path, "", "", v)
 	if name := apiSchema(path); name != "" && code == http.StatusOK {
-		testutil.ValidateJSON(t, name, []byte(body))
+		schematest.ValidateJSON(t, name, []byte(body))
 	}
 	return code, body
 }
@@ -164,8 +164,8 @@ func testAPI(t *testing.T, f *fixture) {
 	if len(fv.Suspects) == 0 || fv.Suspects[0].SizeBefore == 0 || fv.Layout != "" {
 		t.Errorf("suspects %+v (note %q): want triage's, with the layout diff of the stored builds", fv.Suspects, fv.Layout)
 	}
-	testutil.ValidateValue(t, "finding", fv.Finding)
-	testutil.ValidateJSON(t, "triage", fv.Finding.TriageReport)
+	schematest.ValidateValue(t, "finding", fv.Finding)
+	schematest.ValidateJSON(t, "triage", fv.Finding.TriageReport)
 	tr, err := doc.DecodeTriage(fv.Finding.TriageReport)
 	if err != nil || len(tr.Experiments) < 2 || len(tr.Experiments[0].Columns[0].Values) < 5 {
 		t.Errorf("triage report: %v, %d experiments", err, len(tr.Experiments))
@@ -181,7 +181,7 @@ func testAPI(t *testing.T, f *fixture) {
 		!strings.Contains(cv.NCompare, "work_ms") || !json.Valid(cv.Table) {
 		t.Errorf("compare %+v", cv)
 	}
-	testutil.ValidateJSON(t, "compare", cv.Table)
+	schematest.ValidateJSON(t, "compare", cv.Table)
 	var listed FindingList
 	if code, _ := f.get(t, "/api/findings", &listed); code != 200 || len(listed.Findings) != 1 || listed.Version != APIVersion {
 		t.Errorf("findings list: %d, %v", code, listed)

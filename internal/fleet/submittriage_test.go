@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/perfbot/perfbot/internal/testutil"
+	"github.com/perfbot/perfbot/internal/testutil/schematest"
 )
 
 // TestSubmitTriageCommand: `perfbot submit triage` (the real binary)
@@ -50,7 +51,7 @@ func TestSubmitTriageCommand(t *testing.T) {
 		t.Errorf("-f json: exit %d, %v, verdict %q\n%s%s", code, err, rep.Verdict, out, errOut)
 	}
 	// The triage's recorded document, the report of perfbot triage -f json.
-	testutil.ValidateJSON(t, "triage", []byte(out))
+	schematest.ValidateJSON(t, "triage", []byte(out))
 	code, out, errOut = submit("--metric", "nope")
 	if code != 2 || !strings.Contains(errOut, `--metric "nope"`) {
 		t.Errorf("a metric the job lacks: exit %d\n%s%s", code, out, errOut)

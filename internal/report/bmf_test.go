@@ -9,7 +9,7 @@ import (
 
 	"github.com/perfbot/perfbot/internal/compare"
 	"github.com/perfbot/perfbot/internal/metric"
-	"github.com/perfbot/perfbot/internal/testutil"
+	"github.com/perfbot/perfbot/internal/testutil/schematest"
 )
 
 type bmfDoc map[string]map[string]struct {
@@ -43,7 +43,7 @@ func TestBMFTable(t *testing.T) {
 	if err := Write(&buf, tab, Options{Format: FormatBMF}); err != nil {
 		t.Fatal(err)
 	}
-	testutil.ValidateJSON(t, "bmf", buf.Bytes())
+	schematest.ValidateJSON(t, "bmf", buf.Bytes())
 	var doc bmfDoc
 	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
 		t.Fatal(err)
@@ -76,7 +76,7 @@ func TestWriteBMF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testutil.ValidateJSON(t, "bmf", buf.Bytes())
+	schematest.ValidateJSON(t, "bmf", buf.Bytes())
 	var doc bmfDoc
 	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/metric"
-	"github.com/perfbot/perfbot/internal/testutil"
+	"github.com/perfbot/perfbot/internal/testutil/schematest"
 	"github.com/perfbot/perfbot/internal/verdict"
 )
 
@@ -58,12 +58,12 @@ func TestGateFormats(t *testing.T) {
 				t.Errorf("markdown:\n%s", out)
 			}
 		case FormatJSON:
-			testutil.ValidateJSON(t, "gate", b.Bytes())
+			schematest.ValidateJSON(t, "gate", b.Bytes())
 			if !strings.Contains(out, `"outcome": "alignment-artifact"`) || !strings.Contains(out, `"exit_status": 0`) {
 				t.Errorf("json:\n%s", out)
 			}
 		case FormatBMF:
-			testutil.ValidateJSON(t, "bmf", b.Bytes())
+			schematest.ValidateJSON(t, "bmf", b.Bytes())
 			// An alignment artifact passes: no regression for Bencher.
 			for _, want := range []string{`"text"`, `"latency"`, `"latency-change-pct"`, `"latency-regression"`} {
 				if !strings.Contains(out, want) {
@@ -89,5 +89,5 @@ func TestGateFormats(t *testing.T) {
 	if err := WriteGate(&b, r, FormatJSON); err != nil {
 		t.Fatal(err)
 	}
-	testutil.ValidateJSON(t, "gate", b.Bytes())
+	schematest.ValidateJSON(t, "gate", b.Bytes())
 }

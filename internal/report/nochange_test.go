@@ -7,7 +7,7 @@ import (
 
 	"github.com/perfbot/perfbot/internal/compare"
 	"github.com/perfbot/perfbot/internal/metric"
-	"github.com/perfbot/perfbot/internal/testutil"
+	"github.com/perfbot/perfbot/internal/testutil/schematest"
 )
 
 // quietTable: 12 interleaved rounds of two metrics that did not change
@@ -54,7 +54,7 @@ func TestNoChangeLine(t *testing.T) {
 			t.Errorf("%s lacks the column notes:\n%s", f, out)
 		}
 		if f == FormatJSON {
-			testutil.ValidateJSON(t, "compare", b.Bytes())
+			schematest.ValidateJSON(t, "compare", b.Bytes())
 			for _, s := range []string{`"verdict": "no change: 2 metrics`, `"unchanged": "only ignored paths changed: README.md"`, `"identical": true`} {
 				if !strings.Contains(out, s) {
 					t.Errorf("json lacks %s:\n%s", s, out)

@@ -11,7 +11,7 @@ import (
 	"github.com/perfbot/perfbot/internal/metric"
 	"github.com/perfbot/perfbot/internal/qualify"
 	"github.com/perfbot/perfbot/internal/store"
-	"github.com/perfbot/perfbot/internal/testutil"
+	"github.com/perfbot/perfbot/internal/testutil/schematest"
 )
 
 func qualifyResult(fit bool) *qualify.Result {
@@ -40,7 +40,7 @@ func TestWriteQualify(t *testing.T) {
 			}
 			out := b.String()
 			if f == FormatJSON {
-				testutil.ValidateJSON(t, "qualify", b.Bytes())
+				schematest.ValidateJSON(t, "qualify", b.Bytes())
 				if !strings.Contains(out, `"detectable_pct": null`) {
 					t.Errorf("json: NaN not null:\n%s", out)
 				}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perfbot/perfbot/internal/testutil"
+	"github.com/perfbot/perfbot/internal/testutil/schematest"
 )
 
 // goldenSchema is the schema of a JSON golden, by its name.
@@ -53,7 +53,7 @@ func TestGoldensMatchSchemas(t *testing.T) {
 			continue
 		}
 		seen[schema]++
-		t.Run(name, func(t *testing.T) { testutil.ValidateJSON(t, schema, data) })
+		t.Run(name, func(t *testing.T) { schematest.ValidateJSON(t, schema, data) })
 	}
 	for _, s := range []string{"compare", "triage", "bisect", "layout", "bmf"} {
 		if seen[s] == 0 {
@@ -77,7 +77,7 @@ func TestSchemaRefusesUndocumented(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := testutil.CheckJSON(c.schema, data); err != nil {
+		if err := schematest.CheckJSON(c.schema, data); err != nil {
 			t.Fatalf("%s as written: %v", c.golden, err)
 		}
 		i := bytes.Index(data, []byte(c.at))
@@ -85,7 +85,7 @@ func TestSchemaRefusesUndocumented(t *testing.T) {
 			t.Fatalf("%s has no %s", c.golden, c.at)
 		}
 		bad := append(append(append([]byte{}, data[:i]...), `"undocumented_field": 1, `...), data[i:]...)
-		err = testutil.CheckJSON(c.schema, bad)
+		err = schematest.CheckJSON(c.schema, bad)
 		if err == nil || !strings.Contains(err.Error(), "undocumented_field") {
 			t.Errorf("%s with a field added before %s: %v; want the schema to name the field", c.golden, c.at, err)
 		}

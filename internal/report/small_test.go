@@ -8,7 +8,7 @@ import (
 
 	"github.com/perfbot/perfbot/internal/compare"
 	"github.com/perfbot/perfbot/internal/metric"
-	"github.com/perfbot/perfbot/internal/testutil"
+	"github.com/perfbot/perfbot/internal/testutil/schematest"
 )
 
 // smallTable: 12 interleaved rounds of a metric 2 % slower in the second
@@ -73,7 +73,7 @@ func TestSmallChange(t *testing.T) {
 			} `json:"tables"`
 		}
 		js := write("json")
-		testutil.ValidateJSON(t, "compare", []byte(js))
+		schematest.ValidateJSON(t, "compare", []byte(js))
 		if err := json.Unmarshal([]byte(js), &doc); err != nil {
 			t.Fatal(err)
 		}

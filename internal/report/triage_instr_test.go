@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perfbot/perfbot/internal/testutil"
+	"github.com/perfbot/perfbot/internal/testutil/schematest"
 	"github.com/perfbot/perfbot/internal/triage"
 )
 
@@ -31,7 +31,7 @@ func TestTriageInstructions(t *testing.T) {
 	if err := WriteTriage(&b, r, TriageOptions{Format: "json"}); err != nil {
 		t.Fatal(err)
 	}
-	testutil.ValidateJSON(t, "triage", b.Bytes())
+	schematest.ValidateJSON(t, "triage", b.Bytes())
 	if !strings.Contains(b.String(), `"supports": "alignment"`) {
 		t.Errorf("JSON lacks the evidence:\n%s", b.String())
 	}

@@ -1,4 +1,8 @@
-package testutil
+// Package schematest checks JSON documents against perfbot's JSON Schemas
+// (docs/schema) in tests. It is apart from package testutil because the
+// schema library's start-up cost would otherwise be paid by every run a
+// test binary re-executes itself for.
+package schematest
 
 import (
 	"bytes"
@@ -18,7 +22,7 @@ import (
 // docs/schema/triage.json).
 func schemaDir() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "docs", "schema")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "docs", "schema")
 }
 
 var (

@@ -84,3 +84,37 @@ func TestFalsePositivesAndPower(t *testing.T) {
 		t.Errorf("2 pairs: %v", got.Call)
 	}
 }
+
+// TestAlphaAccounting checks the spending itself, with a threshold far
+// below the noise so that only the interval stands between an A/A gate and
+// a failure: over two metrics and every look, identical builds fail at
+// most alpha of the gates (3000 seeded gates: alpha plus three standard
+// errors), and a design that spent alpha at each look would not pass.
+func TestAlphaAccounting(t *testing.T) {
+	rules := []Rule{{"a_ms", 0.001, metric.LowerIsBetter}, {"b_ops", 0.001, metric.HigherIsBetter}}
+	d := NewDesign(0.05, len(rules), 60)
+	count := func(d Design, gates int) int {
+		r := rand.New(rand.NewSource(7))
+		fail := 0
+		for range gates {
+			b0, h0 := pairs(r, 60, 0.02, 0)
+			b1, h1 := pairs(r, 60, 0.02, 0)
+			if Overall(d.Simulate(rules, [][]float64{b0, b1}, [][]float64{h0, h1})) == Regressed {
+				fail++
+			}
+		}
+		return fail
+	}
+	const gates = 3000
+	limit := int(gates*0.05 + 3*math.Sqrt(gates*0.05*0.95))
+	fail := count(d, gates)
+	t.Logf("A/A with a 0.001 %% threshold: %d of %d gates failed (limit %d)", fail, gates, limit)
+	if fail > limit {
+		t.Errorf("%d of %d A/A gates failed: above alpha 0.05 over metrics and looks", fail, gates)
+	}
+	naive := d
+	naive.Nominal = []float64{0.1, 0.1, 0.1, 0.1} // alpha 0.05 one-sided at each look, per metric
+	if n := count(naive, gates); n <= limit {
+		t.Errorf("a design spending alpha at every look and metric failed only %d of %d: the check cannot tell", n, gates)
+	}
+}

@@ -51,6 +51,22 @@ func TestTriageOutcome(t *testing.T) {
 	}
 }
 
+// TestTriageOneOfTwo: an alignment verdict on the worst metric does not
+// pass a gate in which another metric regressed too (untriaged).
+func TestTriageOneOfTwo(t *testing.T) {
+	res := regressed()
+	second := res.Metrics[0]
+	second.Metric, second.Change = "b_ms", 6
+	res.Metrics = append(res.Metrics, second)
+	applyTriage(res, &triage.Result{Verdict: verdict.TextAlignment, Metric: "text_ms"})
+	if code, _ := res.ExitStatus(); res.Outcome != Regression || code != ExitRegression {
+		t.Errorf("outcome %s exit %d; want the regression of b_ms to stand", res.Outcome, code)
+	}
+	if !strings.Contains(strings.Join(res.Notes, "\n"), "b_ms regressed too") {
+		t.Errorf("notes %q", res.Notes)
+	}
+}
+
 // TestLine: the one-line verdicts, as the reports print them first.
 func TestLine(t *testing.T) {
 	res := regressed()

@@ -149,7 +149,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			break
 		}
 		if out.Taken > 0 {
-			per := time.Since(lookStart) / time.Duration(out.Taken)
+			// The pace of runs, without the builds of this look (the
+			// first look builds both revisions).
+			took := time.Since(lookStart)
+			for _, t := range out.Targets {
+				if t.Build != nil && !t.Build.Cached && t.Build.Record != nil {
+					took -= t.Build.Record.Duration
+				}
+			}
+			per := max(took, 0) / time.Duration(out.Taken)
 			if eta := time.Since(start) + per*time.Duration(2*(next-n)); eta > s.maxTime {
 				res.Outcome = Inconclusive
 				res.Reason = fmt.Sprintf("the next look (%d runs each) would end after about %s, beyond the time budget (max_time %s)", next, eta.Round(time.Second), s.maxTime)

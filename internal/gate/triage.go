@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/perfbot/perfbot/internal/measure"
@@ -81,7 +82,19 @@ func applyTriage(res *Result, tr *triage.Result) {
 		break
 	}
 	if res.Outcome == Regression && tr.Verdict.IsArtifact() {
-		res.Outcome = Alignment
+		// The triage speaks for its metric: another regressed metric,
+		// not triaged, keeps the gate failing.
+		var others []string
+		for _, m := range res.Metrics {
+			if m.Gated && m.Call == Regressed && m.Metric != t.Metric {
+				others = append(others, m.Metric)
+			}
+		}
+		if len(others) == 0 {
+			res.Outcome = Alignment
+		} else {
+			res.Notes = append(res.Notes, fmt.Sprintf("%s is an alignment artifact, but %s regressed too and was not triaged: the gate fails on %s", t.Metric, strings.Join(others, ", "), strings.Join(others, ", ")))
+		}
 	}
 	if res.Outcome == Regression && !tr.Verdict.IsRegression() {
 		res.Notes = append(res.Notes, fmt.Sprintf("the triage says %s, not a real regression nor an alignment artifact: the gate's own runs stand", tr.Verdict))

@@ -149,11 +149,26 @@ func (in inputs) analyse(res *Result) error {
 			res.Runs, res.Pairs, res.Commit.Short(), MinPairs, res.Failed)
 	}
 	d := gate.NewDesign(res.Alpha, len(in.rules), in.budget)
-	ds := draws(in.rng, in.gates, in.budget, res.Pairs)
+	ds := draws(in.rng, in.gates, in.budget, res.Pairs, true)
 	c := run(d, in.rules, aa, ds, shift{metric: -1})
 	res.Gates, res.FalsePositives, res.Undecided, res.MeanPairs = c.Gates, c.Failed, c.Undecided, c.Pairs
 	res.FPLo, res.FPHi = binomialInterval(c.Failed, c.Gates, 0.05)
-	res.Fit = res.Rate() <= res.Alpha
+	// Unfit only when the rate is shown above alpha: on a noisy runner a
+	// correct gate's rate is alpha, and a point estimate above it half of
+	// the time would call good runners unfit.
+	res.Fit = res.FPLo <= res.Alpha
+	// An order effect (the runner treats the two places of a balanced
+	// round differently: a background job in step with the rounds) is
+	// symmetric-looking to the swapped resampling above, so the whole pool
+	// is decided once, as one gate of its size: identical builds that
+	// regress there would fail the real gate again and again.
+	od := gate.NewDesign(res.Alpha, len(in.rules), res.Pairs)
+	for _, dec := range od.Simulate(in.rules, aa.base, aa.head) {
+		if dec.Call == gate.Regressed {
+			res.Fit = false
+			res.OrderEffect = append(res.OrderEffect, fmt.Sprintf("%s %+.1f %% [%+.1f %%, %+.1f %%]", dec.Metric, dec.Worse(), dec.Lo, dec.Hi))
+		}
+	}
 	for m, r := range in.rules {
 		res.Metrics = append(res.Metrics, Metric{Name: r.Metric, Better: r.Better, ThresholdPct: r.ThresholdPct,
 			NoisePct:      noisePct(aa.base[m], aa.head[m]),
@@ -172,7 +187,7 @@ func (in inputs) analyse(res *Result) error {
 		cmp := stats.ComparePaired(in.rounds.base[m], in.rounds.head[m], res.Alpha)
 		s.Sizes = append(s.Sizes, Size{Metric: r.Metric, Change: cmp.Change, Lo: cmp.Lo, Hi: cmp.Hi})
 	}
-	sc := run(d, in.rules, in.rounds, draws(in.rng, in.gates, in.budget, s.Rounds), shift{metric: -1})
+	sc := run(d, in.rules, in.rounds, draws(in.rng, in.gates, in.budget, s.Rounds, false), shift{metric: -1})
 	s.Gates, s.Detected = sc.Gates, sc.Failed
 	return nil
 }
@@ -183,6 +198,9 @@ func advice(r *Result, c Config) []string {
 		return nil
 	}
 	var a []string
+	if len(r.OrderEffect) > 0 {
+		a = append(a, "identical builds differ between the two places of a balanced round ("+strings.Join(r.OrderEffect, ", ")+"): something on the runner is in step with the rounds (a periodic job, a thermal or frequency cycle); find it or move to another runner")
+	}
 	if r.CPU < 0 {
 		a = append(a, "pin the runs to one CPU (run.cpu: auto in the job, or --cpu N)")
 	}

@@ -60,13 +60,21 @@ func aaPool(runs [][]float64, metrics int) pool {
 }
 
 // draws are the resampled gates' pair indices: gates draws of n indices
-// into a pool of size pairs.
-func draws(rng *rand.Rand, gates, n, pairs int) [][]int {
+// into a pool of size pairs. With swap (an A/A pool), each drawn pair's
+// two runs change roles at random (index k drawn as -(k+1)): the pool is
+// then symmetric about no change, as an A/A pool's truth is, and its own
+// chance offset (one pool's estimate is never exactly 0) is not replayed
+// in every gate, which would inflate the false-positive rate.
+func draws(rng *rand.Rand, gates, n, pairs int, swap bool) [][]int {
 	out := make([][]int, gates)
 	for g := range out {
 		out[g] = make([]int, n)
 		for i := range out[g] {
-			out[g][i] = rng.Intn(pairs)
+			k := rng.Intn(pairs)
+			if swap && rng.Intn(2) == 1 {
+				k = -(k + 1)
+			}
+			out[g][i] = k
 		}
 	}
 	return out
@@ -94,7 +102,11 @@ func simulate(d gate.Design, rules []gate.Rule, p pool, idx []int, s shift) []ga
 			}
 		}
 		for i, k := range idx {
-			base[m][i], head[m][i] = p.base[m][k], f*p.head[m][k]
+			b, h := p.base[m], p.head[m]
+			if k < 0 { // swapped (draws)
+				k, b, h = -k-1, h, b
+			}
+			base[m][i], head[m][i] = b[k], f*h[k]
 		}
 	}
 	return d.Simulate(rules, base, head)

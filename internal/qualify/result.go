@@ -3,6 +3,7 @@ package qualify
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/perfbot/perfbot/internal/gitrev"
@@ -43,6 +44,10 @@ type Result struct {
 
 	Metrics  []Metric
 	Slowdown *Slowdown // nil: the job names none
+	// OrderEffect lists the metrics on which the whole A/A pool, decided
+	// as one gate, regressed ("t_ms +10.0 % [+9.8 %, +10.2 %]"): the runner
+	// treats the two places of a round differently; it is then not fit.
+	OrderEffect []string
 	// Advice says what to do when the runner is not fit.
 	Advice []string
 	// TimeUp: the time budget ended the measuring before MaxRuns.
@@ -96,7 +101,10 @@ func (r *Result) ExitStatus() (int, string) {
 	if r.Fit {
 		return 0, ""
 	}
-	return 1, fmt.Sprintf("runner %s is not fit for the gate: %d of %d A/A gates failed (%.1f %%), above alpha %g", r.Runner.Hostname, r.FalsePositives, r.Gates, 100*r.Rate(), r.Alpha)
+	if len(r.OrderEffect) > 0 {
+		return 1, fmt.Sprintf("runner %s is not fit for the gate: identical builds differ between the two places of a round (%s)", r.Runner.Hostname, strings.Join(r.OrderEffect, ", "))
+	}
+	return 1, fmt.Sprintf("runner %s is not fit for the gate: %d of %d A/A gates failed (%.1f %% [%.1f %%, %.1f %%]), above alpha %g", r.Runner.Hostname, r.FalsePositives, r.Gates, 100*r.Rate(), 100*r.FPLo, 100*r.FPHi, r.Alpha)
 }
 
 // Detectable is the largest of the metrics' detectable changes (NaN when

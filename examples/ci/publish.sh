@@ -14,6 +14,8 @@
 #
 # Without a token (a fork's pull request) it says so and exits 0: the step
 # summary or the job's artifact still has the report. Needs curl and jq.
+# With $PERFBOT_UNVERIFIED set (a fork's report) the check run is neutral
+# and the comment starts by saying the report is unverified.
 # Exit status 2 when the API refuses or the input is missing.
 set -u
 
@@ -35,11 +37,21 @@ regression | error) conclusion=failure ;;
 inconclusive) conclusion=neutral ;;
 *) die "$outcome_file: outcome \"$outcome\": want pass, regression, inconclusive or error" ;;
 esac
+# A report made by a workflow the pull request itself could change (a
+# fork's, published by the follow-up workflow) is shown, not trusted: its
+# check run is neutral whatever it says, and its comment says so.
+if [ -n "${PERFBOT_UNVERIFIED:-}" ]; then
+	conclusion=neutral
+fi
 
 tmp=$(mktemp -d) || die "cannot make a temporary folder"
 trap 'rm -rf "$tmp"' EXIT
 {
 	echo "$marker"
+	if [ -n "${PERFBOT_UNVERIFIED:-}" ]; then
+		echo "> Unverified: this report comes from the pull request's own workflow run (a fork), which the pull request can change; the check run is neutral. A maintainer reruns the gate on a trusted runner to rely on it."
+		echo
+	fi
 	cat "$comment"
 } >"$tmp/body.md"
 jq -Rs '{body: .}' <"$tmp/body.md" >"$tmp/body.json" || die "jq cannot encode $comment"

@@ -63,6 +63,20 @@ func TestPublishGitHub(t *testing.T) {
 	if r := sh(t, dir, publish, env); r.code != 2 || !strings.Contains(r.stderr, "Bad credentials") {
 		t.Errorf("a refused token: exit %d, stderr %q; want 2 with the API's message", r.code, r.stderr)
 	}
+	// A fork's report, published by the follow-up workflow: a "pass" it
+	// wrote itself is a neutral check run, and the comment says unverified.
+	env["GITHUB_TOKEN"], env["PERFBOT_UNVERIFIED"] = "tok", "1"
+	write(t, filepath.Join(dir, "gate.outcome"), "pass\n")
+	if r := sh(t, dir, publish, env); r.code != 0 {
+		t.Fatalf("unverified: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if chk := f.checks[len(f.checks)-1]; chk["conclusion"] != "neutral" {
+		t.Errorf("unverified pass: check run %v, want neutral", chk)
+	}
+	if c := f.comments[2]; !strings.HasPrefix(c, "<!-- perfbot gate -->\n> Unverified:") {
+		t.Errorf("unverified comment %q", c)
+	}
+	delete(env, "PERFBOT_UNVERIFIED")
 	// A bad outcome file is an error naming it.
 	env["GITHUB_TOKEN"] = "tok"
 	write(t, filepath.Join(dir, "gate.outcome"), "green\n")

@@ -117,7 +117,7 @@ func TestGateBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"gate", job, base}, "accepts 3 arg(s)"},
-		{[]string{"gate", job, base, base, "-f", "csv"}, `unknown format "csv" (valid: text, markdown, json)`},
+		{[]string{"gate", job, base, base, "-f", "csv"}, `unknown format "csv" (valid: text, markdown, json, bmf)`},
 		{[]string{"gate", job, base, base, "--max-runs", "2"}, "--max-runs 2: need at least 10 runs of each revision"},
 		{[]string{"gate", job, base, base, "--threshold", "-1"}, "--threshold -1: want a change in percent above 0"},
 		{[]string{"gate", job, base, base, "--metric", "nope_ms"}, `--metric "nope_ms"`},

@@ -10,9 +10,11 @@ import (
 
 // qualification reads the newest stored qualification of this runner for
 // job key (perfbot qualify), for the report to quote; nil when the store
-// holds none or the runs are taken elsewhere (a fleet: its machines are
-// qualified on themselves).
-func qualification(ctx context.Context, env measure.Env, jobKey string) (*Qualification, error) {
+// holds none, the runs are taken elsewhere (a fleet: its machines are
+// qualified on themselves), or the newest one of this host name was of
+// another machine (CI runners reuse host names: its CPU model or number
+// of CPUs differ from this one's).
+func qualification(ctx context.Context, env measure.Env, jobKey string, this Runner) (*Qualification, error) {
 	if env.Remote() || env.Store == nil {
 		return nil, nil
 	}
@@ -23,6 +25,9 @@ func qualification(ctx context.Context, env measure.Env, jobKey string) (*Qualif
 	qs, err := env.Store.Qualifications(ctx, jobKey, host, 1)
 	if err != nil || len(qs) == 0 {
 		return nil, err
+	}
+	if r := qs[0].Runner; (this.CPUModel != "" && r.CPUModel != this.CPUModel) || (this.CPUs > 0 && r.NProc != this.CPUs) {
+		return nil, nil
 	}
 	return fromStore(qs[0]), nil
 }

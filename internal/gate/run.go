@@ -79,7 +79,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if env.Remote() {
 		res.Runner = Runner{Load: math.NaN(), Pinned: -1}
 	}
-	if res.Qualification, err = qualification(ctx, env, j.Key()); err != nil {
+	if res.Qualification, err = qualification(ctx, env, j.Key(), res.Runner); err != nil {
 		return nil, err
 	}
 	seed := cfg.Seed

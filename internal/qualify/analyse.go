@@ -132,8 +132,12 @@ type inputs struct {
 	rounds   pool        // plain and slowed, by round (slowdown only)
 	slowName string
 	budget   int // pairs a gate gets
-	gates    int
-	rng      *rand.Rand
+	// planned is the gate's max_runs: its design (looks and nominal
+	// levels) is that of max_runs even when max_time stops it at budget
+	// (0: budget).
+	planned int
+	gates   int
+	rng     *rand.Rand
 }
 
 // analyse fills in the A/A rate, the noise and detectable change per
@@ -148,7 +152,13 @@ func (in inputs) analyse(res *Result) error {
 		return fmt.Errorf("qualify: %d usable runs (%d A/A pairs) of %s, fewer than the %d pairs of the gate's first look: raise --max-time (the budget ran out) or mend the failing runs (%d failed)",
 			res.Runs, res.Pairs, res.Commit.Short(), MinPairs, res.Failed)
 	}
-	d := gate.NewDesign(res.Alpha, len(in.rules), in.budget)
+	planned := in.planned
+	if planned < in.budget {
+		planned = in.budget
+	}
+	// The gate's own design: planned for max_runs, stopped by the draws'
+	// length (budget) as max_time stops the gate.
+	d := gate.NewDesign(res.Alpha, len(in.rules), planned)
 	ds := draws(in.rng, in.gates, in.budget, res.Pairs, true)
 	c := run(d, in.rules, aa, ds, shift{metric: -1})
 	res.Gates, res.FalsePositives, res.Undecided, res.MeanPairs = c.Gates, c.Failed, c.Undecided, c.Pairs

@@ -65,7 +65,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	pairTime := 2 * perRound / time.Duration(len(targets))
 	res.BudgetPairs, res.Budget = budgetPairs(cfg.gatePairs(), cfg.gateMaxTime(), pairTime)
-	in := inputs{rules: rules, budget: res.BudgetPairs, gates: cfg.gates(), rng: rand.New(rand.NewSource(res.Seed))}
+	in := inputs{rules: rules, budget: res.BudgetPairs, planned: cfg.gatePairs(), gates: cfg.gates(), rng: rand.New(rand.NewSource(res.Seed))}
 	aa := plain
 	if len(targets) > 1 {
 		slow, _, err := okRuns(ctx, env.Store, j, targets[1], from)

@@ -192,12 +192,16 @@ func (d Design) Next(n int) int {
 
 // Detectable estimates the smallest regression, in percent, that the
 // gate fails on with probability Power at its last look, given the noise
-// of the pairs: with s the robust standard deviation of the log ratios
-// (1.4826 MAD) inflated by the signed-rank test's efficiency (3/pi), N
-// the last look's pairs and z the one-sided quantile of its nominal
-// level, a true change δ is caught when both δ > (z+z_P)·s/√N (the
-// interval above 0) and δ > T+z_P·s/√N (the estimate beyond the
-// threshold T). NaN with fewer than 3 usable pairs.
+// of the pairs: with se the standard error of the estimated log change at
+// the last look's N pairs and z the one-sided quantile of its nominal
+// level, a true change δ is caught when both δ > (z+z_P)·se (the
+// interval above 0) and log(1+δ) > log(1+T)+z_P·se (the estimate beyond
+// the threshold T). se is read off the signed-rank interval of the pairs
+// seen (its half-width over the normal quantile of its coverage, scaled
+// by √(n/N)), which is as efficient as the test itself; with too few
+// pairs for an interval, from 1.4826 MAD of the log ratios inflated by
+// the test's efficiency (3/π). It is an estimate from the pairs seen, as
+// noisy as they are. NaN with fewer than 3 usable pairs.
 func (d Design) Detectable(r Rule, base, head []float64) float64 {
 	var logs []float64
 	for i := range min(len(base), len(head)) {
@@ -208,13 +212,16 @@ func (d Design) Detectable(r Rule, base, head []float64) float64 {
 	if len(logs) < 3 {
 		return math.NaN()
 	}
-	s := robustSD(logs) / math.Sqrt(3/math.Pi)
 	N := float64(d.Looks[len(d.Looks)-1])
+	se := robustSD(logs) / math.Sqrt(3/math.Pi) / math.Sqrt(N)
+	if c := stats.ComparePaired(base, head, 0.05); c.Test != "" && c.Confidence > 0.5 && c.Lo > -100 && !math.IsNaN(c.Lo) && !math.IsNaN(c.Hi) && c.Hi > c.Lo {
+		zc := distuv.UnitNormal.Quantile(1 - (1-c.Confidence)/2)
+		se = (math.Log1p(c.Hi/100) - math.Log1p(c.Lo/100)) / (2 * zc) * math.Sqrt(float64(c.N)/N)
+	}
 	z := distuv.UnitNormal.Quantile(1 - d.Nominal[len(d.Nominal)-1]/2)
 	zp := distuv.UnitNormal.Quantile(Power)
-	se := s / math.Sqrt(N)
 	sig := 100 * math.Expm1((z+zp)*se)
-	thr := r.ThresholdPct + 100*math.Expm1(zp*se)
+	thr := 100 * math.Expm1(math.Log1p(r.ThresholdPct/100)+zp*se)
 	return max(sig, thr)
 }
 

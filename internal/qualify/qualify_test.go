@@ -115,7 +115,7 @@ func TestRunPlantedSlowdown(t *testing.T) {
 }
 
 // TestRunPeriodic: the runner's values go 100, 110, 110, 100, ...: the
-// gate fails every A/A gate, and the runner is not fit (exit 1), with
+// gate fails every A/A gate: the order effect is found, the runner is not fit (exit 1), with
 // advice. A second qualification takes fresh runs, after the stored
 // ones.
 func TestRunPeriodic(t *testing.T) {
@@ -138,8 +138,8 @@ func TestRunPeriodic(t *testing.T) {
 	if qs, _ := st.Qualifications(context.Background(), cfg.Job.Key(), "", 5); len(qs) != 2 || qs[0].Fit {
 		t.Errorf("qualifications stored: %+v", qs)
 	}
-	if res.Fit || res.FalsePositives != res.Gates || len(res.Advice) == 0 || res.Slowdown != nil {
-		t.Errorf("%+v: want every A/A gate failed, not fit, advice", res)
+	if res.Fit || len(res.OrderEffect) != 1 || !strings.HasPrefix(res.OrderEffect[0], "t_ms +10.0 %") || len(res.Advice) == 0 || res.Slowdown != nil {
+		t.Errorf("%+v: want the order effect found, not fit, advice", res)
 	}
 	if code, _ := res.ExitStatus(); code != 1 {
 		t.Errorf("exit %d", code)

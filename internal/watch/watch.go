@@ -282,11 +282,9 @@ func (w *Watcher) measureSel(ctx context.Context, s *Place, jc JobConfig, j *job
 	if err != nil {
 		return err
 	}
-	if err := w.recordUnchanged(ctx, s.Store, j, h, branch, skipped, cycle, rep); err != nil {
-		return err
-	}
 	if len(measured) == 0 {
-		return nil
+		// Each equals the reference, tested in an earlier cycle.
+		return w.recordUnchanged(ctx, s.Store, j, h, branch, skipped, cycle, rep)
 	}
 	sel.New = measured
 	var targets []measure.Target
@@ -333,6 +331,7 @@ func (w *Watcher) measureSel(ctx context.Context, s *Place, jc JobConfig, j *job
 	if err != nil {
 		return err
 	}
+	tested := map[string]bool{sel.Ref.Hash: sel.Ref.Hash != ""}
 	newAnchor := "" // the newest commit that built, should the anchor not
 	for i, t := range out.Targets {
 		if sel.Ref.Hash != "" && i == 0 {
@@ -368,9 +367,19 @@ func (w *Watcher) measureSel(ctx context.Context, s *Place, jc JobConfig, j *job
 		if err := s.Store.PutTested(ctx, rec); err != nil {
 			return err
 		}
+		tested[t.Target.Commit.Hash] = true
 		rep.Tested = append(rep.Tested, TestedCommit{Job: j.Name, Branch: branch, Commit: t.Target.Commit, Ref: sel.Ref.Hash})
 	}
-	return nil
+	// A commit unchanged by its diff is recorded once the commit it
+	// equals is tested; one that equals a broken build stays new, and a
+	// later cycle sees it again (against the last tested commit).
+	var equal []unchangedCommit
+	for _, u := range skipped {
+		if tested[u.Same] {
+			equal = append(equal, u)
+		}
+	}
+	return w.recordUnchanged(ctx, s.Store, j, h, branch, equal, cycle, rep)
 }
 
 // anchorFor returns the history's anchor, choosing it the first time: the

@@ -148,8 +148,24 @@ func (rf *ResultFile) addValues(vals []Value) {
 		if i := strings.LastIndexByte(v.Name, '.'); i > 0 {
 			id, member = v.Name[:i], v.Name[i+1:]
 		}
-		rf.add(id, member, v.Value, FileUnit{Unit: v.Unit, Better: v.Better})
+		u := FileUnit{Unit: v.Unit, Better: v.Better}
+		key := member
+		if have, ok := rf.Units[key]; ok && have != u {
+			// The same member in another unit (Google Benchmark's _cv
+			// aggregate is a ratio where the others are times): a key of
+			// its own, so that each keeps its unit.
+			key = member + "." + unitWord(v.Unit)
+		}
+		rf.add(id, key, v.Value, u)
 	}
+}
+
+// unitWord names a unit in a unit key ("ratio" for none).
+func unitWord(u string) string {
+	if u == "" {
+		return "ratio"
+	}
+	return u
 }
 
 func (rf *ResultFile) add(name, unitKey string, v float64, u FileUnit) {

@@ -19,9 +19,12 @@ type span struct{ From, To int }
 // bisection's check and triaged before anyone is told):
 //
 //   - the direct test of each step: the commit was measured in the same
-//     interleaved rounds as the commit before it, and their paired test
-//     is significant at the job's alpha with a change of at least the
-//     job's effect; this sees a fresh change at the head at once;
+//     interleaved rounds as the commit before it, and their paired test,
+//     or the rank-sum test of the same runs, is significant at the job's
+//     alpha with a change of at least the job's effect; this sees a fresh
+//     change at the head at once (the rank-sum test because a cycle's 8
+//     pairs at alpha 0.01 leave the paired test no room: one pair that
+//     the machine's load turned round hides even a 4x step from it);
 //   - package changepoint over the chain of steps: a step that stands out
 //     of the history's own step-to-step noise (its local median and MAD,
 //     which keeps slow drift and busy sessions out) at p <= 0.001 and the
@@ -35,7 +38,7 @@ func changes(s *history.Series, jc JobConfig) []span {
 		if p.NewChain || p.Ref != s.Points[k-1].Commit.Hash {
 			continue // not measured against its predecessor in the history
 		}
-		if p.P > 0 && p.P < jc.Alpha && math.Abs(p.Step) >= jc.Effect {
+		if (p.P > 0 && p.P < jc.Alpha || p.RankP > 0 && p.RankP < jc.Alpha) && math.Abs(p.Step) >= jc.Effect {
 			out = append(out, span{k - 1, k})
 		}
 	}

@@ -3,18 +3,14 @@
 package gate
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
-	"github.com/perfbot/perfbot/internal/build"
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/measure"
 	"github.com/perfbot/perfbot/internal/relevance"
@@ -109,7 +105,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.NewRuns += out.Taken
 		res.Looks++
 		if res.Looks == 1 {
-			res.Identical = sameArtifacts(j, out.Targets[0].Build, out.Targets[1].Build)
+			res.Identical = measure.SameArtifacts(j, out.Targets[0].Build, out.Targets[1].Build)
 		}
 		all, err := readPairs(ctx, env.Store, j, out)
 		if err != nil {
@@ -232,34 +228,6 @@ func gatedOf(ms []Metric) []Decision {
 func agrees(ms []Metric) bool {
 	for _, m := range ms {
 		if m.Gated && !(m.P >= identityLevel && math.Abs(m.Change) < m.ThresholdPct/2) {
-			return false
-		}
-	}
-	return true
-}
-
-// sameArtifacts reports whether two builds' artifacts (build.artifacts)
-// are byte-identical: by the hashes a fleet's builder gives, else by
-// their bytes.
-func sameArtifacts(j *job.Job, a, b *build.Result) bool {
-	if len(j.Build.Artifacts) == 0 || a == nil || b == nil {
-		return false
-	}
-	if len(a.Artifacts) > 0 && len(b.Artifacts) > 0 {
-		for _, f := range j.Build.Artifacts {
-			if ha, ok := a.Artifacts[f]; !ok || ha != b.Artifacts[f] {
-				return false
-			}
-		}
-		return true
-	}
-	if a.Record == nil || b.Record == nil {
-		return false
-	}
-	for _, f := range j.Build.Artifacts {
-		x, err1 := os.ReadFile(filepath.Join(a.Record.ArtifactDir, f))
-		y, err2 := os.ReadFile(filepath.Join(b.Record.ArtifactDir, f))
-		if err1 != nil || err2 != nil || !bytes.Equal(x, y) {
 			return false
 		}
 	}

@@ -1,7 +1,6 @@
 package triage
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -329,34 +328,11 @@ func (l *storeLab) sameBuild(a, b target) bool {
 	return sameArtifacts(l.opt.Job, ra, rb)
 }
 
-// sameArtifacts reports whether two builds' artifacts are identical:
-// byte for byte or, for ELF files, in what they load (layout.SameImage:
-// builds with -g differ in their debug information, which names the
-// build's own folder, and in their build ID). A job that lists no
-// artifacts says nothing about its builds, so they never count as
-// identical; nor do builds with an artifact that cannot be read.
-// Identical artifacts do not prove identical builds (a script or a data
-// file may live outside them): callers weigh the runs too.
-func sameArtifacts(j *job.Job, a, b *build.Result) bool {
-	if len(j.Build.Artifacts) == 0 || a == nil || b == nil || a.Record == nil || b.Record == nil {
-		return false
-	}
-	for _, f := range j.Build.Artifacts {
-		pa, pb := filepath.Join(a.Record.ArtifactDir, f), filepath.Join(b.Record.ArtifactDir, f)
-		x, err1 := os.ReadFile(pa)
-		y, err2 := os.ReadFile(pb)
-		if err1 != nil || err2 != nil {
-			return false
-		}
-		if bytes.Equal(x, y) {
-			continue
-		}
-		if same, err := layout.SameImage(pa, pb); err != nil || !same {
-			return false
-		}
-	}
-	return true
-}
+// sameArtifacts reports whether two builds' artifacts are identical
+// (measure.SameArtifacts: byte for byte or, for ELF files, in what they
+// load). Identical artifacts do not prove identical builds (a script or a
+// data file may live outside them): callers weigh the runs too.
+func sameArtifacts(j *job.Job, a, b *build.Result) bool { return measure.SameArtifacts(j, a, b) }
 
 // checkRestore reads the padded build and says whether the padded symbol
 // is back at its old offset.

@@ -13,7 +13,6 @@ import (
 	"github.com/perfbot/perfbot/internal/compare/stored"
 	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/metric"
-	"github.com/perfbot/perfbot/internal/stats"
 	"github.com/perfbot/perfbot/internal/store"
 	"github.com/perfbot/perfbot/internal/verdict"
 )
@@ -41,12 +40,14 @@ type Point struct {
 	// session (0 for the first point or a new chain), with the interval
 	// Lo..Hi and p-value of the paired test.
 	Step, Lo, Hi, P float64
-	// RankP is the p-value of the rank-sum test (Mann-Whitney, unpaired)
-	// of the same runs (0 without a step): with the few rounds of a cycle
-	// the paired test has no room (8 pairs at p < 0.01 need every pair to
-	// agree, so one run slowed by the machine's load hides a 4x step),
-	// which the rank-sum test of the same 16 runs has.
-	RankP float64
+	// TP is the p-value of Welch's t-test of the logs of the same runs,
+	// unpaired (0 without a step): a cycle's few rounds leave the paired
+	// test no room (8 pairs at p < 0.01 need every pair to agree, so one
+	// run slowed by the machine's load hides even a 4x step, and a rank
+	// test of the 16 runs misses it as well once that run passes every run
+	// of the other commit), which this test, weighing how far each run
+	// lies, has.
+	TP float64
 	// Level is the chained level: the first point's median times every
 	// step since. Change points are looked for in the levels.
 	Level float64
@@ -180,7 +181,7 @@ func (m *Memo) BuildFrom(ctx context.Context, st *store.Store, tested map[string
 		default:
 			// The paired test's estimate (Hodges-Lehmann on logs), which
 			// its interval is about, not the change of the means.
-			p.Step, p.P, p.RankP = row.change, row.p, row.rankP
+			p.Step, p.P, p.TP = row.change, row.p, row.tp
 			p.Lo, p.Hi = row.lo, row.hi
 			p.Level = refLevel * row.median / row.refMedian
 		}
@@ -219,7 +220,7 @@ func (m *Memo) step(ctx context.Context, st *store.Store, jobKey, variant string
 				refMedian: row.Cells[0].Summary.Median}
 			if d := last.Delta; d != nil {
 				rs.delta, rs.change, rs.p, rs.lo, rs.hi = true, d.Stat.Change, d.Stat.P, d.Stat.Lo, d.Stat.Hi
-				rs.rankP = stats.CompareUnpaired(row.Cells[0].Samples, last.Samples, alpha).P
+				rs.tp = welchLogP(row.Cells[0].Samples, last.Samples)
 			}
 			out.rows[row.Metric] = rs
 		}

@@ -36,7 +36,7 @@ type rowStats struct {
 	refMedian                  float64
 	delta                      bool // the test ran (both sides have values)
 	change, p, lo, hi          float64
-	rankP                      float64 // the rank-sum test's p (Point.RankP)
+	tp                         float64 // Welch's t-test on the logs (Point.TP)
 }
 
 func (m *Memo) get(k memoKey) (*stepStats, bool) {

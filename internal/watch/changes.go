@@ -20,11 +20,13 @@ type span struct{ From, To int }
 //
 //   - the direct test of each step: the commit was measured in the same
 //     interleaved rounds as the commit before it, and their paired test,
-//     or the rank-sum test of the same runs, is significant at the job's
-//     alpha with a change of at least the job's effect; this sees a fresh
-//     change at the head at once (the rank-sum test because a cycle's 8
-//     pairs at alpha 0.01 leave the paired test no room: one pair that
-//     the machine's load turned round hides even a 4x step from it);
+//     or Welch's t-test of the logs of the same runs, is significant at
+//     the job's alpha with a change of at least the job's effect; this
+//     sees a fresh change at the head at once (the t-test because a
+//     cycle's 8 pairs at alpha 0.01 leave the paired test no room: one
+//     pair that the machine's load turned round hides even a 4x step
+//     from it, and from a rank test of the 16 runs once the slowed run
+//     passes every run of the other commit);
 //   - package changepoint over the chain of steps: a step that stands out
 //     of the history's own step-to-step noise (its local median and MAD,
 //     which keeps slow drift and busy sessions out) at p <= 0.001 and the
@@ -38,7 +40,7 @@ func changes(s *history.Series, jc JobConfig) []span {
 		if p.NewChain || p.Ref != s.Points[k-1].Commit.Hash {
 			continue // not measured against its predecessor in the history
 		}
-		if (p.P > 0 && p.P < jc.Alpha || p.RankP > 0 && p.RankP < jc.Alpha) && math.Abs(p.Step) >= jc.Effect {
+		if (p.P > 0 && p.P < jc.Alpha || p.TP > 0 && p.TP < jc.Alpha) && math.Abs(p.Step) >= jc.Effect {
 			out = append(out, span{k - 1, k})
 		}
 	}

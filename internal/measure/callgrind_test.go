@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -108,10 +109,11 @@ metrics:
 			}
 			seen = append(seen, r.Values[0].Value)
 		}
-		if seen[0] != seen[len(seen)-1] {
+		if !CallgrindAgree(slices.Min(seen), slices.Max(seen)) {
 			t.Errorf("%s: callgrind counts %v differ: not deterministic", tg.Target, seen)
 		}
-		counts[i] = seen[0]
+		slices.Sort(seen)
+		counts[i] = seen[len(seen)/2]
 		timed := 0
 		runs, err := opt.Store.Runs(ctx, j.Key(), tg.Target.Commit.Hash, "")
 		if err != nil {
@@ -141,11 +143,13 @@ metrics:
 	}
 	base, extra, aligned := counts[0], counts[1], counts[2]
 	t.Logf("instructions: base %.0f, planted loop %.0f (%+.0f), aligned %.0f (%+.0f)", base, extra, extra-base, aligned, aligned-base)
-	if d := extra - base; d < 2*plantedLoop || d > 2*plantedLoop+64 {
-		t.Errorf("the planted loop of %d iterations changed the count by %.0f; want %d plus a call's few instructions", plantedLoop, d, 2*plantedLoop)
+	// A process's start varies by some hundreds of instructions
+	// (CallgrindSlack): the planted work is 100 000.
+	if d := extra - base; d < 2*plantedLoop-CallgrindSlack || d > 2*plantedLoop+64+CallgrindSlack {
+		t.Errorf("the planted loop of %d iterations changed the count by %.0f; want %d plus a call's few instructions (± the start's %d)", plantedLoop, d, 2*plantedLoop, CallgrindSlack)
 	}
-	if rel := math.Abs(aligned-base) / base; rel > 1e-4 {
-		t.Errorf("the layout-only change moved the count by %.3g %%; want under 0.01 %%", 100*rel)
+	if d := math.Abs(aligned - base); d > CallgrindSlack {
+		t.Errorf("the layout-only change moved the count by %.0f instructions; want no more than the start's %d", d, CallgrindSlack)
 	}
 	a0, _ := os.ReadFile(filepath.Join(out.Targets[0].Build.Worktree, "b"))
 	a2, _ := os.ReadFile(filepath.Join(out.Targets[2].Build.Worktree, "b"))

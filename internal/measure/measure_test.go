@@ -2,17 +2,13 @@ package measure
 
 import (
 	"context"
-	"math/rand"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/perfbot/perfbot/internal/build"
-	"github.com/perfbot/perfbot/internal/gitrev"
 	"github.com/perfbot/perfbot/internal/job"
 	"github.com/perfbot/perfbot/internal/store"
-	"github.com/perfbot/perfbot/internal/testutil"
 	"github.com/perfbot/perfbot/internal/version"
 )
 
@@ -20,29 +16,11 @@ import (
 // and a store and builder for it.
 func setup(t *testing.T, script string) (Options, []Target) {
 	t.Helper()
-	r := testutil.NewGitRepo(t)
-	ctx := context.Background()
-	repo, err := gitrev.Open(ctx, r.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var targets []Target
+	var commits []map[string]string
 	for _, v := range []string{"1", "2"} {
-		h := r.Commit("v"+v, map[string]string{"bench.sh": strings.ReplaceAll(script, "VERSION", v)})
-		c, err := repo.Resolve(ctx, h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		targets = append(targets, Target{Commit: c})
+		commits = append(commits, map[string]string{"bench.sh": strings.ReplaceAll(script, "VERSION", v)})
 	}
-	dir := filepath.Dir(r.Dir)
-	st, err := store.Open(filepath.Join(dir, ".perfbot"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return Options{Store: st, Builder: &build.Builder{Repo: repo, Store: st, Dir: filepath.Join(dir, ".perfbot")}, CPU: -1,
-		Rand: rand.New(rand.NewSource(1))}, targets
+	return setupFiles(t, commits)
 }
 
 func loadJob(t *testing.T, runs string) *job.Job {

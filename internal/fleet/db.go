@@ -96,6 +96,14 @@ CREATE TABLE IF NOT EXISTS perfbot_fleet_claims (
 ALTER TABLE perfbot_fleet_machines ADD COLUMN IF NOT EXISTS instance text NOT NULL DEFAULT '';
 ALTER TABLE perfbot_fleet_machines ADD COLUMN IF NOT EXISTS host text NOT NULL DEFAULT '';
 ALTER TABLE perfbot_fleet_machines ADD COLUMN IF NOT EXISTS beat_ms bigint NOT NULL DEFAULT 5000;
+-- A watch cycle's outcome, stored before its server lets go of the
+-- cycle's liveness lock (watchrescue.go): an attempt that finds it
+-- returns it instead of working the cycle again.
+CREATE TABLE IF NOT EXISTS perfbot_fleet_watch_outputs (
+	job_id bigint PRIMARY KEY,  -- the cycle's River job
+	output jsonb NOT NULL,      -- WatchOutput
+	stored timestamptz NOT NULL
+);
 `
 
 // Migrate brings River's tables and the fleet's up to date, one process

@@ -101,6 +101,15 @@ func (ww *watchWorker) Work(ctx context.Context, rj *river.Job[WatchArgs]) error
 			stop(err)
 		}
 	})()
+	// An earlier attempt that finished stored its outcome before letting
+	// go of the lock: a rescue that raced River's completion of it, or a
+	// server that died in between, must not cost the outcome.
+	if done, ok, err := storedWatchOutput(ctx, s.cfg.Pool, rj.ID); err != nil {
+		return again(ctx, err)
+	} else if ok {
+		s.cfg.Log("job %d: watch: the cycle finished in an earlier attempt; its stored outcome stands", rj.ID)
+		return river.RecordOutput(ctx, done)
+	}
 	cfg, err := watch.Load(a.File)
 	if err != nil {
 		return river.JobCancel(err)
@@ -137,6 +146,11 @@ func (ww *watchWorker) Work(ctx context.Context, rj *river.Job[WatchArgs]) error
 		return again(ctx, err)
 	}
 	out.Status = rep.ExitStatus(out.Regressions)
+	mu.Lock()
+	defer mu.Unlock()
+	if err := storeWatchOutput(ctx, s.cfg.Pool, rj.ID, out); err != nil {
+		return again(ctx, err)
+	}
 	return river.RecordOutput(ctx, out)
 }
 

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -61,6 +62,21 @@ func rescueWatches(ctx context.Context, pool *pgxpool.Pool, c *river.Client[pgx.
 		if !free {
 			continue
 		}
+		// A cycle that stored its outcome has finished: River completes
+		// it in a moment. Only when it stays running (its server died
+		// before River recorded the end) is it queued again, and the next
+		// attempt returns the stored outcome.
+		var stored time.Time
+		err = pool.QueryRow(ctx, `SELECT stored FROM perfbot_fleet_watch_outputs WHERE job_id = $1`, row.ID).Scan(&stored)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+		case err != nil:
+			lock.Release()
+			return out, err
+		case time.Since(stored) < WatchRescueGrace:
+			lock.Release()
+			continue
+		}
 		// Under the lock, so that no server starts it meanwhile; River's
 		// rescuer moves a stuck job the same way (running to retryable),
 		// and its scheduler makes it available.
@@ -77,6 +93,47 @@ func rescueWatches(ctx context.Context, pool *pgxpool.Pool, c *river.Client[pgx.
 		}
 	}
 	return out, nil
+}
+
+// storeWatchOutput keeps cycle id's outcome in the store; the first
+// stored stands.
+func storeWatchOutput(ctx context.Context, pool *pgxpool.Pool, id int64, out WatchOutput) error {
+	data, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	_, err = pool.Exec(ctx, `INSERT INTO perfbot_fleet_watch_outputs (job_id, output, stored) VALUES ($1, $2, now())
+		ON CONFLICT (job_id) DO NOTHING`, id, data)
+	if err != nil {
+		return fmt.Errorf("storing the outcome of watch cycle %d: %w", id, err)
+	}
+	return nil
+}
+
+// storedWatchOutput is cycle id's stored outcome, if an attempt stored
+// one.
+func storedWatchOutput(ctx context.Context, pool *pgxpool.Pool, id int64) (WatchOutput, bool, error) {
+	var out WatchOutput
+	var data []byte
+	err := pool.QueryRow(ctx, `SELECT output FROM perfbot_fleet_watch_outputs WHERE job_id = $1`, id).Scan(&data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return out, false, nil
+	}
+	if err == nil {
+		err = json.Unmarshal(data, &out)
+	}
+	if err != nil {
+		return out, false, fmt.Errorf("the stored outcome of watch cycle %d: %w", id, err)
+	}
+	return out, true, nil
+}
+
+// dropWatchOutputs deletes the outcomes of cycles River no longer holds
+// (its cleaner removes finished jobs after a day).
+func dropWatchOutputs(ctx context.Context, pool *pgxpool.Pool) error {
+	_, err := pool.Exec(ctx, `DELETE FROM perfbot_fleet_watch_outputs o
+		WHERE o.stored < now() - interval '1 hour' AND NOT EXISTS (SELECT 1 FROM river_job j WHERE j.id = o.job_id)`)
+	return err
 }
 
 // rescueLoop runs rescueWatches every WatchRescueEvery until stopped.
@@ -97,6 +154,9 @@ func (l *rescueLoop) start(s *Server) {
 			ids, err := rescueWatches(ctx, s.cfg.Pool, s.River)
 			if err != nil && !errors.Is(err, context.Canceled) {
 				s.cfg.Log("watch cycles: looking for those whose server is gone: %v", err)
+			}
+			if err := dropWatchOutputs(ctx, s.cfg.Pool); err != nil && !errors.Is(err, context.Canceled) {
+				s.cfg.Log("watch cycles: dropping the outcomes of those River no longer holds: %v", err)
 			}
 			for _, id := range ids {
 				s.cfg.Log("watch cycle job %d: its server is gone; queued again, to resume from what is stored", id)

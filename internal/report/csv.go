@@ -15,7 +15,7 @@ var csvHeader = []string{
 	"base_n", "base_mean", "base_median", "base_stddev", "base_rel_stddev", "base_min", "base_max", "base_ci_lo", "base_ci_hi",
 	"new_n", "new_mean", "new_median", "new_stddev", "new_rel_stddev", "new_min", "new_max", "new_ci_lo", "new_ci_hi",
 	"change", "change_unit", "stat_change", "ci_lo", "ci_hi", "confidence", "p", "test", "n",
-	"significant", "regression", "improvement", "lkp_changed",
+	"significant", "regression", "improvement", "lkp_changed", "small", "unchanged", "identical",
 }
 
 // WriteCSV prints t as CSV: a header line, then one line per metric and
@@ -63,6 +63,7 @@ func WriteCSV(w io.Writer, t *compare.Table, opt Options) error {
 				csvNum(j.Change), j.ChangeUnit, csvNum(j.StatChange), csvNum(j.CILo), csvNum(j.CIHi),
 				csvNum(j.Confidence), csvNum(j.P), test, n,
 				fbool(j.Significant), fbool(j.Regression), fbool(j.Improvement), fbool(j.LKPChanged),
+				fbool(j.Small), t.Columns[i].Unchanged, fbool(t.Columns[i].Identical),
 			)
 			if err := cw.Write(rec); err != nil {
 				return err

@@ -116,7 +116,10 @@
 // base_rel_stddev, base_min, base_max, base_ci_lo, base_ci_hi, the same
 // eight-plus-one new_ fields, change, change_unit, stat_change, ci_lo,
 // ci_hi, confidence, p, test, n, significant, regression, improvement,
-// lkp_changed. Numbers use the shortest exact form (strconv 'g'); undefined
+// lkp_changed, small, unchanged (why the column was not measured: its
+// diff touches only ignored paths; empty when measured) and identical
+// (its artifacts are byte-identical to the base's). Numbers use the
+// shortest exact form (strconv 'g'); undefined
 // numbers and NaN are empty, infinities are "+Inf" and "-Inf"; booleans are
 // "true" and "false".
 //

@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"encoding/csv"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,5 +69,35 @@ func TestNoChangeLine(t *testing.T) {
 	}
 	if got := NoChange(smallTable(5)); !strings.HasPrefix(got, "no change that counts: 1 metric, 1 shown as changed but not significant beyond 5 %") {
 		t.Errorf("a small change: NoChange = %q", got)
+	}
+}
+
+// TestCSVColumnNotes: the CSV says, per row, why a column was not measured
+// and whether its artifacts were identical to the base's.
+func TestCSVColumnNotes(t *testing.T) {
+	var b bytes.Buffer
+	if err := Write(&b, quietTable(), Options{Format: FormatCSV}); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	field := func(rec []string, name string) string {
+		i := slices.Index(recs[0], name)
+		if i < 0 {
+			t.Fatalf("no %s field in %v", name, recs[0])
+		}
+		return rec[i]
+	}
+	want := map[string][2]string{"bbbbbbbbbbbb": {"", "true"}, "cccccccccccc": {"only ignored paths changed: README.md", "false"}}
+	for _, rec := range recs[1:] {
+		id := field(rec, "column_id")
+		if got := [2]string{field(rec, "unchanged"), field(rec, "identical")}; got != want[id] {
+			t.Errorf("%s %s: unchanged, identical = %q, want %q", field(rec, "metric"), id, got, want[id])
+		}
+	}
+	if len(recs) != 5 {
+		t.Errorf("%d records, want a header and 2 metrics x 2 columns", len(recs))
 	}
 }

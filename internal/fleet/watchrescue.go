@@ -79,11 +79,13 @@ func rescueWatches(ctx context.Context, pool *pgxpool.Pool, c *river.Client[pgx.
 		}
 		// Under the lock, so that no server starts it meanwhile; River's
 		// rescuer moves a stuck job the same way (running to retryable),
-		// and its scheduler makes it available.
+		// and its scheduler makes it available. Only the attempt judged
+		// here: a retry started since the list was read may not hold its
+		// lock yet.
 		tag, err := pool.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = now(),
-			errors = array_append(errors, $2::jsonb) WHERE id = $1 AND state = 'running'`, row.ID,
+			errors = array_append(errors, $2::jsonb) WHERE id = $1 AND state = 'running' AND attempt = $3`, row.ID,
 			fmt.Sprintf(`{"at": %q, "attempt": %d, "error": "its server is gone (its liveness lock was free): queued again"}`,
-				time.Now().UTC().Format(time.RFC3339Nano), row.Attempt))
+				time.Now().UTC().Format(time.RFC3339Nano), row.Attempt), row.Attempt)
 		lock.Release()
 		if err != nil {
 			return out, err

@@ -14,7 +14,9 @@ import (
 // alignment the first-parent search lands on the merge; its second parent
 // reproduces the change against the merge base, so the merged side is
 // bisected, and the culprit named is the commit inside the branch, with the
-// merge it came through; the ranges the culprit leaves hold no change.
+// merge it came through; the ranges the culprit leaves hold no change. A
+// run whose check does not confirm a culprit, or that names the merge
+// because the search inside it was not confirmed, is retried once.
 func TestBisectMerge(t *testing.T) {
 	if testing.Short() {
 		t.Skip("bisects 16 real commits and a merged branch")
@@ -30,9 +32,16 @@ func TestBisectMerge(t *testing.T) {
 	}
 	for attempt := 1; ; attempt++ {
 		code, doc, errOut := bisectRun(t, r.JobFile, "--good", r.Commits[0].Hash, "--bad", r.Commits[len(r.Commits)-1].Hash,
-			"--metric", "text_ms", "--layout-robust", "forced", "--restart")
+			"--metric", "text_ms", "--layout-robust", "forced", "--restart", freshStore(t, attempt))
 		if doc.Found {
 			res := doc.Result
+			if res.Culprit.Hash == merge.Hash && code == exitOK && attempt == 1 {
+				// The merge is confirmed but the search inside it was not
+				// (the shared machine's bursts of load misled a step of
+				// its 5 commits): a less precise answer, not a wrong one.
+				t.Logf("attempt 1: the culprit named is the merge; its inside was not confirmed; retrying")
+				continue
+			}
 			if res.Culprit.Hash != real.Hash || code != exitOK {
 				t.Fatalf("exit %d, confirmed culprit %s, want %s inside the merged branch:\n%s", code, res.Culprit.Hash[:12], real.Hash[:12], errOut)
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,6 +72,15 @@ type bisectJSONDoc struct {
 			Status string `json:"status"`
 		} `json:"ranges"`
 	} `json:"result"`
+}
+
+// freshStore is the --store of a bisection's attempt: a new, empty store
+// for each, so that a retry takes fresh runs instead of replaying the
+// decisions of the runs that misled the first (--restart forgets only the
+// saved state).
+func freshStore(t *testing.T, attempt int) string {
+	t.Helper()
+	return "--store=" + filepath.Join(t.TempDir(), fmt.Sprintf("store-%d", attempt))
 }
 
 func bisectRun(t *testing.T, args ...string) (int, bisectJSONDoc, string) {
@@ -185,7 +195,7 @@ func TestBisectLayoutRobust(t *testing.T) {
 	real, align := demoTruth(r)
 	for attempt := 1; ; attempt++ {
 		code, doc, errOut := bisectRun(t, r.JobFile, "--good", r.Commits[0].Hash, "--bad", r.Commits[len(r.Commits)-1].Hash,
-			"--metric", "text_ms", "--layout-robust", "forced", "--restart")
+			"--metric", "text_ms", "--layout-robust", "forced", "--restart", freshStore(t, attempt))
 		if doc.Result.Culprit != nil && doc.Result.Culprit.Hash == align {
 			t.Fatalf("layout-robust bisection stopped at the alignment-only commit:\n%s", errOut)
 		}
@@ -220,7 +230,7 @@ func TestBisectSweep(t *testing.T) {
 	real, align := demoTruth(r)
 	for attempt := 1; ; attempt++ {
 		code, doc, errOut := bisectRun(t, r.JobFile, "--good", r.Commits[0].Hash, "--bad", r.Commits[len(r.Commits)-1].Hash,
-			"--metric", "text_ms", "--layout-robust", "sweep", "--layouts", "4", "--restart")
+			"--metric", "text_ms", "--layout-robust", "sweep", "--layouts", "4", "--restart", freshStore(t, attempt))
 		if doc.Result.Culprit != nil && doc.Result.Culprit.Hash == align {
 			t.Fatalf("sweep bisection stopped at the alignment-only commit:\n%s", errOut)
 		}
@@ -250,7 +260,7 @@ func TestBisectPlainTriage(t *testing.T) {
 	real, align := demoTruth(r)
 	for attempt := 1; ; attempt++ {
 		code, doc, errOut := bisectRun(t, r.JobFile, "--good", r.Commits[0].Hash, "--bad", r.Commits[len(r.Commits)-1].Hash,
-			"--metric", "text_ms", "--restart")
+			"--metric", "text_ms", "--restart", freshStore(t, attempt))
 		if doc.Found {
 			c := doc.Result.Culprit.Hash
 			want := map[string]string{real: "real-regression", align: "text-alignment"}[c]

@@ -7,11 +7,12 @@ import (
 )
 
 // TestRescueSparesFinishedCycle: a running watch cycle whose liveness
-// lock is free is queued again only when it stored no outcome, or stored
-// it longer than WatchRescueGrace ago (its server died before River
-// recorded the end): a cycle that just finished, which River is about to
-// complete, keeps its outcome. The stored outcome is what a later attempt
-// returns.
+// lock is free is queued again only when two looks in a row find the same
+// attempt so (a failed cycle that River makes retryable in between keeps
+// River's backoff), and only when it stored no outcome, or stored it
+// longer than WatchRescueGrace ago (its server died before River recorded
+// the end): a cycle that just finished, which River is about to complete,
+// keeps its outcome. The stored outcome is what a later attempt returns.
 func TestRescueSparesFinishedCycle(t *testing.T) {
 	ctx := context.Background()
 	pool := migratedPool(t)
@@ -31,10 +32,21 @@ func TestRescueSparesFinishedCycle(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rescued := func(what string, want bool) {
+	// rescued takes two looks, as the rescue loop does, WatchRescueEvery
+	// apart; between runs what happened in between.
+	rescued := func(what string, want bool, between func()) {
 		t.Helper()
-		ids, err := rescueWatches(ctx, pool, c)
+		ids, seen, err := rescueWatches(ctx, pool, c, nil)
 		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(ids, id) {
+			t.Errorf("%s: queued again at the first look", what)
+		}
+		if between != nil {
+			between()
+		}
+		if ids, _, err = rescueWatches(ctx, pool, c, seen); err != nil {
 			t.Fatal(err)
 		}
 		if got := slices.Contains(ids, id); got != want {
@@ -42,7 +54,24 @@ func TestRescueSparesFinishedCycle(t *testing.T) {
 		}
 	}
 	running()
-	rescued("a running cycle with a free lock and no outcome", true)
+	rescued("a running cycle with a free lock and no outcome", true, nil)
+
+	// A cycle that failed: its server let go of the lock, and River made
+	// it retryable (with its backoff) before the second look.
+	running()
+	rescued("a failed cycle that River made retryable between two looks", false, func() {
+		if _, err := pool.Exec(ctx, `UPDATE river_job SET state = 'retryable', scheduled_at = now() + interval '1 minute' WHERE id = $1`, id); err != nil {
+			t.Fatal(err)
+		}
+	})
+	// A retry that started between the looks is another attempt: judged
+	// afresh.
+	running()
+	rescued("a new attempt started between two looks", false, func() {
+		if _, err := pool.Exec(ctx, `UPDATE river_job SET attempt = 2 WHERE id = $1`, id); err != nil {
+			t.Fatal(err)
+		}
+	})
 
 	running()
 	want := WatchOutput{Log: []string{"watch: 2 commits tested, 1 findings"}, Tested: 2, Findings: []string{"f.md"},
@@ -50,7 +79,7 @@ func TestRescueSparesFinishedCycle(t *testing.T) {
 	if err := storeWatchOutput(ctx, pool, id, want); err != nil {
 		t.Fatal(err)
 	}
-	rescued("a cycle that stored its outcome a moment ago", false)
+	rescued("a cycle that stored its outcome a moment ago", false, nil)
 
 	// The first outcome stored stands.
 	if err := storeWatchOutput(ctx, pool, id, WatchOutput{Status: 0}); err != nil {
@@ -64,7 +93,7 @@ func TestRescueSparesFinishedCycle(t *testing.T) {
 	if _, err := pool.Exec(ctx, `UPDATE perfbot_fleet_watch_outputs SET stored = now() - interval '1 minute'`); err != nil {
 		t.Fatal(err)
 	}
-	rescued("a cycle that stored its outcome a minute ago and still runs", true)
+	rescued("a cycle that stored its outcome a minute ago and still runs", true, nil)
 
 	if _, ok, err := storedWatchOutput(ctx, pool, id+1000); ok || err != nil {
 		t.Errorf("the outcome of a cycle that stored none: %v (%v)", ok, err)

@@ -19,9 +19,10 @@ import (
 // it works the cycle: PostgreSQL frees it the moment that server dies (its
 // connection closes), so a cycle whose lock is free while River says it
 // runs has lost its server. Every server looks for such cycles every
-// WatchRescueEvery and makes them available again at once, to resume from
-// the store on a live server: River's rescuer would wait for the cycle's
-// lease (an hour: a cycle may measure for long). Builds and rounds are
+// WatchRescueEvery and makes one available again when two looks in a row
+// find it so, to resume from the store on a live server: River's rescuer
+// would wait for the cycle's lease (an hour: a cycle may measure for
+// long). Builds and rounds are
 // rescued their own way (their machines' heartbeats: machines.go).
 const watchLiveClass = 0x7066626c
 
@@ -43,21 +44,32 @@ func holdLive(ctx context.Context, pool *pgxpool.Pool, id int64, period time.Dur
 	return tryLock(ctx, pool, watchLiveClass, liveKey(id), period)
 }
 
+// suspects are the watch cycles one look found running with their
+// liveness lock free, by job id, with the attempt it saw.
+type suspects map[int64]int
+
 // rescueWatches makes available again the running watch cycles whose
-// server is gone (their liveness lock is free), and says which.
-func rescueWatches(ctx context.Context, pool *pgxpool.Pool, c *river.Client[pgx.Tx]) ([]int64, error) {
+// server is gone (their liveness lock is free), and says which. A cycle is
+// queued again only when two looks in a row (last, the suspects of the
+// look before, and this one) find the same attempt running with its lock
+// free: a cycle's server lets go of the lock as the cycle ends, and River
+// records the end a moment later (a failed attempt becomes retryable,
+// with River's backoff), so a single look can fall in between. The
+// suspects of this look come back for the next.
+func rescueWatches(ctx context.Context, pool *pgxpool.Pool, c *river.Client[pgx.Tx], last suspects) ([]int64, suspects, error) {
 	res, err := c.JobList(ctx, river.NewJobListParams().Kinds(WatchArgs{}.Kind()).States(rivertype.JobStateRunning).First(100))
 	if err != nil {
-		return nil, err
+		return nil, last, err
 	}
 	var out []int64
+	next := suspects{}
 	for _, row := range res.Jobs {
 		if row.AttemptedAt == nil || time.Since(*row.AttemptedAt) < WatchRescueGrace {
 			continue
 		}
 		lock, free, err := holdLive(ctx, pool, row.ID, 0)
 		if err != nil {
-			return out, err
+			return out, next, err
 		}
 		if !free {
 			continue
@@ -72,9 +84,14 @@ func rescueWatches(ctx context.Context, pool *pgxpool.Pool, c *river.Client[pgx.
 		case errors.Is(err, pgx.ErrNoRows):
 		case err != nil:
 			lock.Release()
-			return out, err
+			return out, next, err
 		case time.Since(stored) < WatchRescueGrace:
 			lock.Release()
+			continue
+		}
+		if a, ok := last[row.ID]; !ok || a != row.Attempt {
+			lock.Release()
+			next[row.ID] = row.Attempt
 			continue
 		}
 		// Under the lock, so that no server starts it meanwhile; River's
@@ -88,13 +105,13 @@ func rescueWatches(ctx context.Context, pool *pgxpool.Pool, c *river.Client[pgx.
 				time.Now().UTC().Format(time.RFC3339Nano), row.Attempt), row.Attempt)
 		lock.Release()
 		if err != nil {
-			return out, err
+			return out, next, err
 		}
 		if tag.RowsAffected() == 1 {
 			out = append(out, row.ID)
 		}
 	}
-	return out, nil
+	return out, next, nil
 }
 
 // storeWatchOutput keeps cycle id's outcome in the store; the first
@@ -152,8 +169,11 @@ func (l *rescueLoop) start(s *Server) {
 		defer l.wg.Done()
 		t := time.NewTicker(WatchRescueEvery)
 		defer t.Stop()
+		var seen suspects
 		for {
-			ids, err := rescueWatches(ctx, s.cfg.Pool, s.River)
+			var ids []int64
+			var err error
+			ids, seen, err = rescueWatches(ctx, s.cfg.Pool, s.River, seen)
 			if err != nil && !errors.Is(err, context.Canceled) {
 				s.cfg.Log("watch cycles: looking for those whose server is gone: %v", err)
 			}

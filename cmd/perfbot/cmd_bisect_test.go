@@ -189,9 +189,9 @@ func demoTruth(r *demo.Repo) (real, align string) {
 // retried once; a confirmed wrong culprit fails at once.
 func TestBisectLayoutRobust(t *testing.T) {
 	if testing.Short() {
-		t.Skip("bisects 64 real commits")
+		t.Skip("bisects 32 real commits")
 	}
-	r := bisectDemo(t, 64, 1)
+	r := bisectDemo(t, 32, 1)
 	real, align := demoTruth(r)
 	for attempt := 1; ; attempt++ {
 		code, doc, errOut := bisectRun(t, r.JobFile, "--good", r.Commits[0].Hash, "--bad", r.Commits[len(r.Commits)-1].Hash,

@@ -21,7 +21,7 @@ import (
 	"github.com/perfbot/perfbot/internal/testutil/schematest"
 )
 
-// These tests run perfbot bisect on the demo's "bisect" history: 64 real
+// These tests run perfbot bisect on the demo's "bisect" history: 8 to 32 real
 // C commits built with gcc, where one adds a real 30 % slowdown of text_ms,
 // one only moves the hot loop's alignment (about 1.4x in the plain build),
 // one does not build (the next fixes it), and the others change nothing.

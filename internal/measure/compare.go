@@ -214,7 +214,7 @@ func compareJob(ctx context.Context, cfg CompareConfig, j *job.Job, commits []gi
 	}
 	opt := env.Options(cpu)
 	opt.Retry = true
-	same, err := IdenticalTargets(ctx, j, targets, opt)
+	same, err := identicalTargets(ctx, j, targets, opt)
 	if err != nil {
 		return nil, interrupted(ctx, env, err)
 	}

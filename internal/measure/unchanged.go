@@ -83,13 +83,11 @@ func SameArtifacts(j *job.Job, a, b *build.Result) bool {
 	return true
 }
 
-// IdenticalTargets builds the targets (nothing is run) and says, for each
+// identicalTargets builds the targets (nothing is run) and says, for each
 // target after the first, whether its artifacts are identical to the
-// first's ([SameArtifacts]). A job that lists no artifacts is not built
-// here. A build that fails counts as different: the measurement reports
-// its error. When [AllIdentical] holds, a measurement takes one look of
-// [MinimalLook] runs, and the full runs only when [LookSeesChange].
-func IdenticalTargets(ctx context.Context, j *job.Job, targets []Target, opt Options) ([]bool, error) {
+// first's. A job that lists no artifacts is not built here. A build that
+// fails counts as different: the measurement reports its error.
+func identicalTargets(ctx context.Context, j *job.Job, targets []Target, opt Options) ([]bool, error) {
 	same := make([]bool, len(targets))
 	if len(j.Build.Artifacts) == 0 || len(targets) < 2 {
 		return same, nil
@@ -111,12 +109,6 @@ func IdenticalTargets(ctx context.Context, j *job.Job, targets []Target, opt Opt
 	return same, nil
 }
 
-// AllIdentical reports whether same[1:] are all true (and there is one):
-// every target's artifacts are identical to the first's.
-func AllIdentical(same []bool) bool {
-	return allSet(same)
-}
-
 // allSet reports whether xs[1:] are all true (and there is one).
 func allSet(xs []bool) bool {
 	if len(xs) < 2 {
@@ -132,22 +124,10 @@ func allSet(xs []bool) bool {
 
 // kpiChanged reports whether any of the job's own metrics changed in t, by
 // the lkp rule or the test: a minimal look that sees that is not enough.
-func kpiChanged(t *compare.Table) bool { return LookSeesChange(t, len(t.Columns)) }
-
-// LookSeesChange reports whether one of the job's own metrics changed, by
-// the lkp rule or the test, in columns 1 to n-1 of t against column 0: a
-// minimal look that sees that is not enough, and the full runs are taken.
-// Columns from n on (a watch's anchor, measured beside) are not looked at.
-func LookSeesChange(t *compare.Table, n int) bool {
+func kpiChanged(t *compare.Table) bool {
 	for i := range t.Rows {
-		r := &t.Rows[i]
-		if !r.KPI {
-			continue
-		}
-		for k := 1; k < min(n, len(r.Cells)); k++ {
-			if d := r.Cells[k].Delta; d != nil && (d.LKPChanged || d.Stat.Significant) {
-				return true
-			}
+		if r := &t.Rows[i]; r.KPI && r.Changed() {
+			return true
 		}
 	}
 	return false

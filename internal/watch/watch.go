@@ -98,11 +98,6 @@ type TestedCommit struct {
 	// Unchanged, when not "", says why the commit was not measured (0
 	// runs): its diff from Ref touches only paths the job ignores.
 	Unchanged string
-	// Identical says the commit's build artifacts are byte-identical to
-	// Ref's, as were every other new commit's of its measurement: it was
-	// measured with one minimal look (measure.MinimalLook runs), which saw
-	// no change.
-	Identical bool
 }
 
 func (w *Watcher) logf(format string, args ...any) {
@@ -332,7 +327,7 @@ func (w *Watcher) measureSel(ctx context.Context, s *Place, jc JobConfig, j *job
 	w.logf("watch: %s on %s%s: testing %d new commits against %s%s", j.Name, branch, h.suffix(), len(sel.New), orNone(sel.Ref.Short()), anchorNote(anchor))
 	opt := s.Options(cpu)
 	opt.WholeRounds, opt.Retry, opt.Progress, opt.Wait = true, true, w.Progress, w.Wait
-	out, identical, err := w.measureLook(ctx, j, h, branch, sel, targets, opt, jc.Alpha)
+	out, err := measure.Measure(ctx, j, targets, opt)
 	if err != nil {
 		return err
 	}
@@ -373,7 +368,7 @@ func (w *Watcher) measureSel(ctx context.Context, s *Place, jc JobConfig, j *job
 			return err
 		}
 		tested[t.Target.Commit.Hash] = true
-		rep.Tested = append(rep.Tested, TestedCommit{Job: j.Name, Branch: branch, Commit: t.Target.Commit, Ref: sel.Ref.Hash, Identical: identical})
+		rep.Tested = append(rep.Tested, TestedCommit{Job: j.Name, Branch: branch, Commit: t.Target.Commit, Ref: sel.Ref.Hash})
 	}
 	// A commit unchanged by its diff is recorded once the commit it
 	// equals is tested; one that equals a broken build stays new, and a

@@ -22,8 +22,8 @@ import (
 // WatchRescueEvery and makes one available again when two looks in a row
 // find it so, to resume from the store on a live server: River's rescuer
 // would wait for the cycle's lease (an hour: a cycle may measure for
-// long). Builds and rounds are
-// rescued their own way (their machines' heartbeats: machines.go).
+// long). Builds and rounds are rescued their own way (their machines'
+// heartbeats: machines.go).
 const watchLiveClass = 0x7066626c
 
 // WatchRescueEvery is how often a server looks for cycles whose server

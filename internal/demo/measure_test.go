@@ -101,7 +101,7 @@ func (r abResult) String() string {
 // runAB runs binaries a and b with args in alternating balanced pairs (A B,
 // then B A, ...), reads metric from each run and returns the pair ratios.
 // Pairs must be at least 1.
-func runAB(ctx context.Context, a, b string, args []string, metric string, pairs int) (abResult, error) {
+func runAB(ctx context.Context, a, b string, args []string, metric string, pairs, cpu int) (abResult, error) {
 	if pairs < 1 {
 		return abResult{}, errors.New("demo: runAB needs at least one pair")
 	}
@@ -110,12 +110,12 @@ func runAB(ctx context.Context, a, b string, args []string, metric string, pairs
 		var va, vb float64
 		var err error
 		if i%2 == 0 {
-			if va, err = runMetric(ctx, a, args, metric); err == nil {
-				vb, err = runMetric(ctx, b, args, metric)
+			if va, err = runPinned(ctx, a, args, metric, cpu); err == nil {
+				vb, err = runPinned(ctx, b, args, metric, cpu)
 			}
 		} else {
-			if vb, err = runMetric(ctx, b, args, metric); err == nil {
-				va, err = runMetric(ctx, a, args, metric)
+			if vb, err = runPinned(ctx, b, args, metric, cpu); err == nil {
+				va, err = runPinned(ctx, a, args, metric, cpu)
 			}
 		}
 		if err != nil {

@@ -40,9 +40,11 @@ type kernelTree struct {
 	bugs         []byte // bugs.c as shipped (without the key)
 }
 
-// kernelEnv makes kernel builds reproducible: the same timestamp, user
-// and host in every build.
-var kernelEnv = []string{"KBUILD_BUILD_TIMESTAMP=2024-01-01", "KBUILD_BUILD_USER=perfbot", "KBUILD_BUILD_HOST=perfbot"}
+// kernelEnv makes kernel builds reproducible: the same timestamp, user,
+// host and build number in every build. Without the number, a tree built
+// on again and again counts its builds in linux_banner ("#9" becomes
+// "#10"), which resizes the banner and moves what follows it.
+var kernelEnv = []string{"KBUILD_BUILD_TIMESTAMP=2024-01-01", "KBUILD_BUILD_USER=perfbot", "KBUILD_BUILD_HOST=perfbot", "KBUILD_BUILD_VERSION=1"}
 
 // kernelConfig is the tinyconfig case: a 64-bit kernel with static keys
 // (JUMP_LABEL), exports (MODULES), the symbol table of every symbol
@@ -96,8 +98,14 @@ func buildKernelPair(t *testing.T) *kernelTree {
 	k := &kernelTree{dir: filepath.Join(top, "linux-source-6.1"), base: filepath.Join(top, "base.vmlinux"), change: filepath.Join(top, "changed.vmlinux")}
 	bugs := filepath.Join(k.dir, "arch/x86/kernel/cpu/bugs.c")
 	saved := filepath.Join(top, "bugs.c.orig")
+	// The base is reused only when it was built with this environment and
+	// configuration.
+	stamp := filepath.Join(top, "build.stamp")
+	want := strings.Join(append(slices.Clone(kernelEnv), kernelConfig...), "\n") + "\n"
 	if orig, err := os.ReadFile(saved); err == nil {
-		if _, err := os.Stat(k.base); err == nil {
+		if got, _ := os.ReadFile(stamp); string(got) != want {
+			t.Logf("%s=%s: its base build was made with another environment or configuration; building it again", kernelBuildEnv, top)
+		} else if _, err := os.Stat(k.base); err == nil {
 			t.Logf("%s=%s: reusing its base build", kernelBuildEnv, top)
 			k.bugs = orig
 			if err := os.WriteFile(bugs, orig, 0o644); err != nil {
@@ -132,6 +140,9 @@ func buildKernelPair(t *testing.T) *kernelTree {
 	k.make(t, "vmlinux")
 	runIn(t, top, "cp", filepath.Join(k.dir, "vmlinux"), k.base)
 	if err := os.WriteFile(saved, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(stamp, []byte(want), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(bugs, orig, 0o644); err != nil {
